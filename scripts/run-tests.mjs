@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+// Runs every test/**/*.test.ts through node:test with tsx. A script rather than a glob in
+// package.json because Node 20's --test does not expand globs and does not look for .ts files.
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+function collect(dir) {
+  const found = [];
+  for (const name of readdirSync(dir).sort()) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) found.push(...collect(path));
+    else if (name.endsWith('.test.ts')) found.push(path);
+  }
+  return found;
+}
+
+const only = process.argv.slice(2);
+const files = only.length > 0 ? only : collect('test');
+if (files.length === 0) {
+  console.error('no test files found under test/');
+  process.exit(1);
+}
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+  { stdio: 'inherit' },
+);
+process.exit(result.status ?? 1);

@@ -1,0 +1,104 @@
+// Entry point of the `lender` command: finds the sub-command, runs it, maps errors to exit codes.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { EXIT, UsageError, type Command, type CommandIo } from './command.ts';
+import { LenderError } from '../client/errors.ts';
+
+// Sub-commands load lazily so `lender export` does not pay for the sandbox or the REPL.
+const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default: Command }> }> = {
+  sandbox: { summary: 'serve the sandbox service over HTTPS', load: () => import('./commands/sandbox.ts') },
+  catalog: { summary: 'list sections and datasets with availability', load: () => import('./commands/catalog.ts') },
+  export: { summary: 'write a dataset as NDJSON rows on stdout', load: () => import('./commands/export.ts') },
+  sync: { summary: 'initial then incremental load of datasets into a folder', load: () => import('./commands/sync.ts') },
+  push: { summary: 'create, update or withdraw accounts from NDJSON or JSON', load: () => import('./commands/push.ts') },
+  flag: { summary: 'set disputed / do-not-contact flags on accounts', load: () => import('./commands/flag.ts') },
+  repl: { summary: 'interactive shell, already logged in', load: () => import('./commands/repl.ts') },
+  demo: { summary: 'the whole product on an embedded sandbox', load: () => import('./commands/demo.ts') },
+};
+
+export function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+function mainHelp(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return [
+    'Usage: lender <command> [options]',
+    '',
+    'Commands:',
+    ...lines,
+    '',
+    'Client commands take credentials from flags, else LENDER_AUTH_URL, LENDER_SUBDOMAIN,',
+    'LENDER_EMAIL, LENDER_PASSWORD (and LENDER_CA_FILE), else the credentials file;',
+    'or --sandbox to use an embedded sandbox.',
+    '',
+    'Run `lender <command> --help` for the options of a command. `lender --version` prints the version.',
+  ].join('\n');
+}
+
+export async function main(argv: string[], io: CommandIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    io.stdout.write(mainHelp() + '\n');
+    return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (name === '--version' || name === '-v') {
+    io.stdout.write(packageVersion() + '\n');
+    return EXIT.ok;
+  }
+  const entry = COMMANDS[name];
+  if (entry === undefined) {
+    io.stderr.write(`lender: unknown command '${name}'. Run 'lender --help' for the list.\n`);
+    return EXIT.usage;
+  }
+  const command = (await entry.load()).default;
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.stdout.write(command.help.trimEnd() + '\n');
+    return EXIT.ok;
+  }
+  try {
+    return await command.run(rest, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`lender ${name}: ${error.message}\nRun 'lender ${name} --help' for usage.\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof LenderError) {
+      io.stderr.write(`lender ${name}: ${error.message}\n`);
+      return EXIT.failure;
+    }
+    if (io.signal.aborted) {
+      io.stderr.write(`lender ${name}: stopped.\n`);
+      return EXIT.failure;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr.write(`lender ${name}: ${message}\n`);
+    if (io.env.LENDER_DEBUG) io.stderr.write(`${(error as Error)?.stack ?? ''}\n`);
+    return EXIT.failure;
+  }
+}
+
+function processIo(): CommandIo {
+  const controller = new AbortController();
+  let signals = 0;
+  const onSignal = (sig: NodeJS.Signals) => {
+    signals += 1;
+    // A second Ctrl-C means "now": do not wait for cleanup.
+    if (signals > 1) process.exit(sig === 'SIGINT' ? 130 : 143);
+    controller.abort(new Error(`received ${sig}`));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, signal: controller.signal };
+}
+
+/** Runs the command line of this process and sets its exit code. */
+export async function runFromProcess(): Promise<void> {
+  process.exitCode = await main(process.argv.slice(2), processIo());
+}
+
+const invokedDirectly = process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
+if (invokedDirectly) await runFromProcess();
