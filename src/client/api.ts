@@ -19,6 +19,8 @@ export interface RetryPolicy {
 export interface RequestOptions {
   signal?: AbortSignal;
   retry?: Partial<RetryPolicy>;
+  /** Time allowed for each attempt (headers and body); default the client's (30 s). */
+  timeoutMs?: number;
 }
 
 /** Emitted as 'retry' before each retry is sent. */

@@ -8,6 +8,8 @@ export interface LenderErrorDetails {
   serverMessage?: string;
   /** The export endpoints' requestId, when the server sent one. */
   requestId?: string;
+  /** Delay the server asked for in Retry-After, already converted to milliseconds. */
+  retryAfterMs?: number;
   cause?: unknown;
 }
 
@@ -16,12 +18,14 @@ export class LenderError extends Error {
   readonly status: number | undefined;
   readonly serverMessage: string | undefined;
   readonly requestId: string | undefined;
+  readonly retryAfterMs: number | undefined;
 
   constructor(message: string, details: LenderErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.status = details.status;
     this.serverMessage = details.serverMessage;
     this.requestId = details.requestId;
+    this.retryAfterMs = details.retryAfterMs;
   }
 
   /** Transient failures that the same request may survive when sent again. */
@@ -33,6 +37,17 @@ export class LenderError extends Error {
 /** Bad options or configuration, found before any request. */
 export class ConfigError extends LenderError {
   override name = 'ConfigError';
+}
+
+/** No complete set of credentials in the options, the environment or the credentials file. */
+export class MissingCredentialsError extends ConfigError {
+  override name = 'MissingCredentialsError';
+  /** The environment variables that were not found. */
+  readonly missing: readonly string[];
+  constructor(message: string, missing: readonly string[], details: LenderErrorDetails = {}) {
+    super(message, details);
+    this.missing = missing;
+  }
 }
 
 /** A URL that is not https:, refused before any I/O. */
@@ -114,6 +129,31 @@ export class NetworkError extends LenderError {
 /** No response within the request timeout. */
 export class RequestTimeoutError extends NetworkError {
   override name = 'RequestTimeoutError';
+}
+
+/** The server's TLS certificate failed verification. Sending the request again cannot help,
+ * so unlike other network errors it is not retried. */
+export class CertificateError extends NetworkError {
+  override name = 'CertificateError';
+  /** The TLS error code from Node, e.g. SELF_SIGNED_CERT_IN_CHAIN. */
+  readonly code: string | undefined;
+  constructor(message: string, code: string | undefined, details: LenderErrorDetails = {}) {
+    super(message, details);
+    this.code = code;
+  }
+  override get retryable(): boolean {
+    return false;
+  }
+}
+
+/** The caller's AbortSignal fired. Deliberately not a LenderError: it is the caller's decision,
+ * not a failure of the service, and it follows Node's own AbortError (name and code). */
+export class AbortError extends Error {
+  override name = 'AbortError';
+  readonly code = 'ABORT_ERR';
+  constructor(message = 'The operation was aborted.', options?: { cause?: unknown }) {
+    super(message, options);
+  }
 }
 
 /** The response was not what the service documents: not JSON, truncated, or the wrong shape. */

@@ -1,13 +1,161 @@
-// Placeholder until its issue lands; replaced by the real command.
-import type { Command } from '../command.ts';
+// `lender export`: rows of one or more datasets as NDJSON on stdout (nothing else goes there),
+// progress on stderr.
+import { once } from 'node:events';
+import { parseArgs } from 'node:util';
+import { isDatasetCode, type DatasetCode } from '../../catalog/datasets.ts';
+import { EXIT, UsageError, type Command } from '../command.ts';
+import { CONNECTION_HELP, CONNECTION_OPTIONS, connect } from '../connect.ts';
+import { exportPages, type ExportOptions } from '../../exports/export-stream.ts';
+import { ProgressLine } from '../../exports/progress.ts';
+import { fileState } from '../../exports/state.ts';
+import { resolveWindowing, toMillis, type WindowOption } from '../../exports/windows.ts';
+
+const OPTIONS = {
+  ...CONNECTION_OPTIONS,
+  since: { type: 'string' },
+  until: { type: 'string' },
+  window: { type: 'string' },
+  limit: { type: 'string' },
+  sort: { type: 'string' },
+  state: { type: 'string' },
+  concurrency: { type: 'string' },
+  progress: { type: 'boolean' },
+} as const;
+
+const HELP = `Usage: lender export <DATASET...> [options]
+
+Writes the rows of each dataset (e.g. D07, or several: D07 D23) to stdout as NDJSON, one row per
+line, datasets one after the other. Nothing else is written to stdout; progress goes to stderr
+when it is a terminal or with --progress.
+
+Options:
+  --since ISO           inclusive lower bound on the dataset's cursor field (first load only)
+  --until ISO           exclusive upper bound (default: up to the service's now)
+  --window W            auto (default: months for via datasets, one window for direct ones),
+                        none, month, week, day, or an ISO duration such as P10D
+  --limit N             page size, 1..1000 (default 1000)
+  --sort asc|desc       order on the cursor field (default asc)
+  --concurrency N       windows read at once, rows still in order (default 1)
+  --state FILE          resume an interrupted export, or after a completed one export only
+                        what changed since (incremental); the file is created if missing
+  --progress            progress on stderr even when it is not a terminal
+
+${CONNECTION_HELP}
+
+Examples:
+  lender export D07 --sandbox | head
+  lender export D23 --window week --state d23.state.json >> d23.ndjson
+`;
+
+export function parsePositiveInt(value: string | undefined, flag: string, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) throw new UsageError(`${flag} must be an integer from 1 to ${max}, not '${value}'`);
+  return Number(value);
+}
+
+export function parseWindow(value: string | undefined): WindowOption | undefined {
+  if (value === undefined) return undefined;
+  try {
+    resolveWindowing(value, 'via');
+  } catch {
+    throw new UsageError(`--window must be auto, none, month, week, day or an ISO duration such as P10D, not '${value}'`);
+  }
+  return value;
+}
+
+export function parseInstantFlag(value: string | undefined, flag: string): string | undefined {
+  if (value === undefined) return undefined;
+  try {
+    toMillis(value);
+  } catch {
+    throw new UsageError(`${flag} must be an ISO-8601 timestamp such as 2026-01-01T00:00:00Z, not '${value}'`);
+  }
+  return value;
+}
+
+export function parseDatasetCodes(values: readonly string[], flag = 'dataset'): DatasetCode[] {
+  return values.map((v) => {
+    const code = v.trim().toUpperCase();
+    if (!isDatasetCode(code)) throw new UsageError(`unknown ${flag} '${v}'; codes run D01 to D26 (see 'lender catalog')`);
+    return code;
+  });
+}
 
 const command: Command = {
   name: 'export',
-  summary: 'not built yet',
-  help: 'Usage: lender export (not built yet)',
-  async run(_argv, io) {
-    io.stderr.write('lender export: not built yet\n');
-    return 1;
+  summary: 'write a dataset as NDJSON rows on stdout',
+  help: HELP,
+  async run(argv, io) {
+    let parsed;
+    try {
+      parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    const { values, positionals } = parsed;
+    if (positionals.length === 0) throw new UsageError('name at least one dataset, e.g. lender export D07');
+    const datasets = parseDatasetCodes(positionals);
+    const sort = values.sort;
+    if (sort !== undefined && sort !== 'asc' && sort !== 'desc') throw new UsageError(`--sort must be asc or desc, not '${sort}'`);
+    const since = parseInstantFlag(values.since, '--since');
+    const until = parseInstantFlag(values.until, '--until');
+    const window = parseWindow(values.window);
+    const limit = parsePositiveInt(values.limit, '--limit', 1000);
+    const concurrency = parsePositiveInt(values.concurrency, '--concurrency', 32);
+    const showProgress = values.progress === true || (io.stderr as { isTTY?: boolean }).isTTY === true;
+
+    // A closed pipe (`| head`) ends the export quietly: the reader has all it wanted.
+    const stop = new AbortController();
+    let pipeClosed = false;
+    const onStdoutError = (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') pipeClosed = true;
+      stop.abort(error);
+    };
+    io.stdout.on('error', onStdoutError);
+    const onAbort = () => stop.abort(io.signal.reason);
+    io.signal.addEventListener('abort', onAbort, { once: true });
+
+    const connection = await connect(values, io);
+    const progress = showProgress ? new ProgressLine(io.stderr) : undefined;
+    try {
+      const state = values.state === undefined ? undefined : fileState(values.state);
+      for (const code of datasets) {
+        const opts: ExportOptions = {
+          signal: stop.signal,
+          ...(since !== undefined && { since }),
+          ...(until !== undefined && { until }),
+          ...(window !== undefined && { window }),
+          ...(limit !== undefined && { limit }),
+          ...(sort !== undefined && { sort }),
+          ...(concurrency !== undefined && { concurrency }),
+          ...(state !== undefined && { state }),
+          includeTotal: showProgress,
+        };
+        const stream = exportPages(connection.client, code, opts);
+        progress?.follow(stream);
+        for await (const page of stream) {
+          if (page.rows.length === 0) continue;
+          let text = '';
+          for (const row of page.rows) text += JSON.stringify(row) + '\n';
+          if (!io.stdout.write(text)) {
+            await Promise.race([once(io.stdout, 'drain'), once(stop.signal, 'abort')]);
+          }
+          if (stop.signal.aborted) break;
+        }
+        if (stop.signal.aborted) break;
+      }
+    } catch (error) {
+      if (!pipeClosed) throw error;
+    } finally {
+      io.signal.removeEventListener('abort', onAbort);
+      await connection.close();
+    }
+    if (pipeClosed) return EXIT.ok;
+    if (io.signal.aborted) {
+      io.stderr.write('lender export: stopped.\n');
+      return EXIT.failure;
+    }
+    return EXIT.ok;
   },
 };
 export default command;

@@ -1,13 +1,144 @@
-// Placeholder until its issue lands; replaced by the real command.
-import type { Command } from '../command.ts';
+// `lender sandbox`: serves the sandbox over HTTPS until SIGINT/SIGTERM. The first stdout line
+// is the JSON object of the DESIGN.md contract; everything meant for people goes to stderr.
+import { parseArgs } from 'node:util';
+import { EXIT, UsageError, type Command, type CommandIo } from '../command.ts';
+import { DEFAULT_OPTIONS, resolveOptions, SandboxOptionsError } from '../../sandbox/options.ts';
+import { FaultSpecError, formatFaultSpec, parseFaultSpec } from '../../sandbox/faults-spec.ts';
+import type { SandboxOptions } from '../../sandbox/contracts.ts';
+
+const help = `Usage: lender sandbox [options]
+
+Serve the sandbox service over HTTPS (self-signed certificate made at start) until
+SIGINT/SIGTERM. The first line on stdout is one JSON object:
+  {"authUrl","baseUrl","caFile","lenders":[{"lender","email","password","lenderPublicId"},...]}
+with the lenders demo and other. Trust caFile as a CA (e.g. curl --cacert <caFile>).
+
+Options:
+  --port N          port to listen on; 0 picks a free one (default ${DEFAULT_OPTIONS.port})
+  --host H          address to bind (default ${DEFAULT_OPTIONS.host})
+  --seed N          seed of all generated data; same seed and scale, same data (default ${DEFAULT_OPTIONS.seed})
+  --scale N         rows per generated dataset (default ${DEFAULT_OPTIONS.scale})
+  --latency MS      delay added to every service request (default ${DEFAULT_OPTIONS.latencyMs})
+  --faults SPEC     injected failures per request, KIND=RATE list, KIND one of
+                    500, 503, 504, reset (socket dropped mid-response), RATE 0..1;
+                    e.g. 500=0.1,reset=0.02 (default none)
+  --token-ttl S     access-token lifetime in seconds (default ${DEFAULT_OPTIONS.tokenTtlSeconds})
+  --total-cap N     cap of includeTotal counts (default ${DEFAULT_OPTIONS.totalCap})
+  --via-budget N    rows an unbounded via read may scan before a 504 (default ${DEFAULT_OPTIONS.viaBudget})
+  --churn RATE      rows per second written while clients page (default ${DEFAULT_OPTIONS.churnRate})
+  -h, --help        this text
+
+Admin endpoints (no token): GET /__sandbox/stats, POST /__sandbox/drain,
+POST /__sandbox/faults {"latencyMs","faults","tokenTtlSeconds"}, POST /__sandbox/advance.
+`;
+
+function whole(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text.trim())) throw new UsageError(`--${flag} must be a whole number, got '${text}'`);
+  return Number(text);
+}
+
+function decimal(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value)) throw new UsageError(`--${flag} must be a number, got '${text}'`);
+  return value;
+}
+
+/** Turns argv into SandboxOptions, refusing anything the sandbox would refuse. */
+export function parseSandboxArgs(argv: string[]): SandboxOptions {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        seed: { type: 'string' },
+        scale: { type: 'string' },
+        latency: { type: 'string' },
+        faults: { type: 'string' },
+        'token-ttl': { type: 'string' },
+        'total-cap': { type: 'string' },
+        'via-budget': { type: 'string' },
+        churn: { type: 'string' },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const options: SandboxOptions = {};
+  const set = <K extends keyof SandboxOptions>(key: K, value: SandboxOptions[K] | undefined) => {
+    if (value !== undefined) options[key] = value;
+  };
+  set('port', whole('port', values.port));
+  set('host', values.host);
+  set('seed', whole('seed', values.seed));
+  set('scale', whole('scale', values.scale));
+  set('latencyMs', whole('latency', values.latency));
+  set('tokenTtlSeconds', whole('token-ttl', values['token-ttl']));
+  set('totalCap', whole('total-cap', values['total-cap']));
+  set('viaBudget', whole('via-budget', values['via-budget']));
+  set('churnRate', decimal('churn', values.churn));
+  if (values.faults !== undefined) {
+    try {
+      options.faults = parseFaultSpec(values.faults);
+    } catch (error) {
+      if (error instanceof FaultSpecError) throw new UsageError(`--faults: ${error.message}`);
+      throw error;
+    }
+  }
+  try {
+    resolveOptions(options);
+  } catch (error) {
+    if (error instanceof SandboxOptionsError) throw new UsageError(error.message);
+    throw error;
+  }
+  return options;
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+async function run(argv: string[], io: CommandIo): Promise<number> {
+  const options = parseSandboxArgs(argv);
+  // Loaded here so `lender sandbox --help` and usage errors stay instant.
+  const { startSandbox } = await import('../../sandbox/index.ts');
+  const sandbox = await startSandbox(options);
+  try {
+    const line = {
+      authUrl: sandbox.authUrl,
+      baseUrl: sandbox.baseUrl,
+      caFile: sandbox.caFile,
+      lenders: sandbox.lenders.map(({ lender, email, password, lenderPublicId }) => ({ lender, email, password, lenderPublicId })),
+    };
+    io.stdout.write(JSON.stringify(line) + '\n');
+    const faults = formatFaultSpec(options.faults ?? {});
+    io.stderr.write(
+      `lender sandbox: serving ${sandbox.authUrl} (seed ${options.seed ?? DEFAULT_OPTIONS.seed}, ` +
+        `scale ${options.scale ?? DEFAULT_OPTIONS.scale}${faults === '' ? '' : `, faults ${faults}`}); CA certificate at ${sandbox.caFile}\n` +
+        `lender sandbox: log in with: curl --cacert ${sandbox.caFile} -H 'content-type: application/json' ` +
+        `-d '{"email":"<email>","password":"<password>"}' ${sandbox.authUrl}/admin/auth/demo/login\n` +
+        'lender sandbox: the first stdout line has the credentials; press Ctrl-C to stop\n',
+    );
+    await untilAborted(io.signal);
+  } finally {
+    await sandbox.close();
+  }
+  io.stderr.write('lender sandbox: stopped\n');
+  return EXIT.ok;
+}
 
 const command: Command = {
   name: 'sandbox',
-  summary: 'not built yet',
-  help: 'Usage: lender sandbox (not built yet)',
-  async run(_argv, io) {
-    io.stderr.write('lender sandbox: not built yet\n');
-    return 1;
-  },
+  summary: 'serve the sandbox service over HTTPS',
+  help,
+  run,
 };
 export default command;

@@ -1,0 +1,77 @@
+// Friendly input turned into the service's wire form before validation, only where the meaning is
+// unambiguous: a Date or ISO date is one calendar day, a finite number is one decimal, a named
+// operation is one status code. Anything else is left as it is, so validation reports it in the
+// service's words instead of this module guessing.
+import { DateTime } from 'luxon';
+
+export const DATE_FIELDS = ['birthDate', 'dateDue', 'paidDate'] as const;
+export const MONEY_FIELDS = ['principal', 'interest', 'fees', 'paidAmount'] as const;
+
+export const ACCOUNT_OPERATIONS = { create: 1, update: 2, withdraw: 3 } as const;
+export const FLAG_OPERATIONS = { disputed: 5, doNotContact: 6 } as const;
+
+export type AccountOperationName = keyof typeof ACCOUNT_OPERATIONS;
+export type FlagOperationName = keyof typeof FLAG_OPERATIONS;
+
+const SERVICE_DATE = 'dd/MM/yyyy';
+// Date-only or date-time ISO 8601; the time part, when present, decides the UTC day.
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/;
+const INTEGER_TEXT = /^\d{1,2}$/;
+
+/** A JS Date or ISO 8601 string as the service's dd/MM/yyyy (UTC calendar day); any other value
+ * unchanged. An ISO string without an offset is read as UTC, so the day written is the day given. */
+export function toServiceDate(value: unknown): unknown {
+  if (value instanceof Date) {
+    const date = DateTime.fromJSDate(value, { zone: 'utc' });
+    return date.isValid ? date.toFormat(SERVICE_DATE) : value;
+  }
+  if (typeof value === 'string' && ISO_DATE.test(value)) {
+    const date = DateTime.fromISO(value.replace(' ', 'T'), { zone: 'utc', setZone: false }).setZone('utc');
+    return date.isValid ? date.toFormat(SERVICE_DATE) : value;
+  }
+  return value;
+}
+
+/** A finite number as a plain decimal string (never exponent notation, which the service refuses). */
+export function toDecimalString(value: unknown): unknown {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return value;
+  const text = String(value);
+  if (!/e/i.test(text)) return text;
+  return value.toLocaleString('en-US', { useGrouping: false, maximumFractionDigits: 20 });
+}
+
+/** Small integer codes sent as text ("2") become numbers; the service wants JSON integers. */
+function toSmallInteger(value: unknown): unknown {
+  return typeof value === 'string' && INTEGER_TEXT.test(value) ? Number(value) : value;
+}
+
+function toOperation(value: unknown, names: Readonly<Record<string, number>>): unknown {
+  if (typeof value === 'string' && Object.hasOwn(names, value)) return names[value];
+  return toSmallInteger(value);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
+}
+
+/** A copy of an account record in wire form; non-objects are returned unchanged. The input is
+ * never mutated, because callers may still hold (and log) what they wrote. */
+export function normaliseAccount(input: unknown): unknown {
+  if (!isPlainObject(input)) return input;
+  const record: Record<string, unknown> = { ...input };
+  record.status = toOperation(record.status, ACCOUNT_OPERATIONS);
+  for (const field of DATE_FIELDS) {
+    if (field in record) record[field] = toServiceDate(record[field]);
+  }
+  for (const field of MONEY_FIELDS) {
+    if (field in record) record[field] = toDecimalString(record[field]);
+  }
+  if ('loanType' in record) record.loanType = toSmallInteger(record.loanType);
+  return record;
+}
+
+/** A copy of a status-update record in wire form; non-objects are returned unchanged. */
+export function normaliseStatusUpdate(input: unknown): unknown {
+  if (!isPlainObject(input)) return input;
+  return { ...input, status: toOperation(input.status, FLAG_OPERATIONS) };
+}

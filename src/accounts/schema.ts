@@ -1,0 +1,237 @@
+// zod schemas of SPEC.md's Account (with Phone, Email, Address) and Account status update objects.
+//
+// Messages follow the service's style ("firstName is required", "principal must be a valid
+// number"), so a record refused here reads the same as one the service refused. Each schema
+// error carries the text after the field name; formatIssue() puts the field path in front
+// ("phones[0].number is required"), since array indices are only known at parse time.
+//
+// Required fields. SPEC.md gives two lists that disagree. The default enforces what the service is
+// known to enforce: the must-fail set (accountId, status, debtorCompanyId, firstName, principal)
+// plus the rest of the prose list (lastName, language, subAccountId). `strict` also enforces the
+// machine-readable schema's extras (birthDate, dateDue, phones, loanType).
+//
+// Deliberately not checked: the format of an email address. SPEC.md gives no rule for it, so any
+// judgement here could refuse an address the service takes; the service's 400 reports it instead.
+//
+// null counts as absent, as JSON serialisers commonly write an absent optional field as null.
+import { DateTime } from 'luxon';
+import { z } from 'zod';
+import { isIsoAlpha3 } from './countries.ts';
+import { normaliseAccount, normaliseStatusUpdate } from './normalise.ts';
+
+export const ACCOUNT_STATUS_MESSAGE = 'Invalid status value. Accepted values: 1, 2, 3';
+export const FLAG_STATUS_MESSAGE = 'Invalid status value. Accepted values: 5, 6';
+export const NOT_AN_OBJECT_MESSAGE = 'account must be an object';
+
+/** Messages that are whole sentences, not "<field> ..." tails. */
+const WHOLE_MESSAGES = new Set([ACCOUNT_STATUS_MESSAGE, FLAG_STATUS_MESSAGE, NOT_AN_OBJECT_MESSAGE]);
+
+const REQUIRED = 'is required';
+const NOT_A_STRING = 'must be a string';
+const NOT_A_DATE = 'must be a valid date in dd/MM/yyyy format';
+const NOT_A_NUMBER = 'must be a valid number';
+
+/** Longest money string accepted, as the service bounds it. */
+export const MAX_MONEY_LENGTH = 64;
+const DECIMAL = /^-?\d+(?:\.\d+)?$/;
+const SERVICE_DATE = /^(\d{2})\/(\d{2})\/(\d{4})$/;
+
+const absent = (input: unknown): boolean => input === undefined || input === null;
+
+/** Plain decimal notation, as the service reads money: no exponent, no spaces, no grouping. */
+export function isMoneyString(value: string): boolean {
+  return value.length <= MAX_MONEY_LENGTH && DECIMAL.test(value);
+}
+
+/** dd/MM/yyyy naming a real calendar day (31/02/2024 is not one). */
+export function isServiceDate(value: string): boolean {
+  const match = SERVICE_DATE.exec(value);
+  if (match === null) return false;
+  return DateTime.utc(Number(match[3]), Number(match[2]), Number(match[1])).isValid && Number(match[3]) > 0;
+}
+
+// ---- field builders
+
+function requiredString() {
+  return z
+    .string({ error: (iss) => (absent(iss.input) ? REQUIRED : NOT_A_STRING) })
+    .refine((value) => value.trim() !== '', { error: REQUIRED });
+}
+
+function optionalString() {
+  return z.string({ error: NOT_A_STRING }).nullish();
+}
+
+function date(opts: { required: boolean; allowEmpty?: boolean }) {
+  const base = z
+    .string({ error: (iss) => (absent(iss.input) ? REQUIRED : NOT_A_DATE) })
+    .refine((value) => (opts.allowEmpty === true && value === '') || isServiceDate(value), { error: NOT_A_DATE });
+  return opts.required ? base : base.nullish();
+}
+
+function money(required: boolean) {
+  const base = z
+    .string({ error: (iss) => (absent(iss.input) ? REQUIRED : NOT_A_NUMBER) })
+    .superRefine((value, ctx) => {
+      if (required && value === '') ctx.addIssue({ code: 'custom', message: REQUIRED });
+      else if (!isMoneyString(value)) ctx.addIssue({ code: 'custom', message: NOT_A_NUMBER });
+    });
+  return required ? base : base.nullish();
+}
+
+function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+  return z.enum(values, { error: `must be one of ${values.join(', ')}` }).nullish();
+}
+
+function array<T extends z.ZodType>(element: T, required: boolean) {
+  const base = z.array(element, { error: (iss) => (absent(iss.input) ? REQUIRED : 'must be an array') });
+  return required ? base : base.nullish();
+}
+
+function loanType(required: boolean) {
+  const base = z
+    .number({ error: (iss) => (absent(iss.input) ? REQUIRED : 'must be an integer from 1 to 8') })
+    .int({ error: 'must be an integer from 1 to 8' })
+    .min(1, { error: 'must be an integer from 1 to 8' })
+    .max(8, { error: 'must be an integer from 1 to 8' });
+  return required ? base : base.nullish();
+}
+
+const objectError = { error: 'must be an object' };
+
+// ---- object schemas
+
+export const phoneSchema = z.looseObject({ number: requiredString(), type: optionalString() }, objectError);
+
+export const emailSchema = z.looseObject({ email: requiredString(), type: optionalString() }, objectError);
+
+export const addressSchema = z.looseObject(
+  {
+    externalId: optionalString(),
+    street: optionalString(),
+    city: optionalString(),
+    area: optionalString(),
+    zip: optionalString(),
+    country: z
+      .string({ error: NOT_A_STRING })
+      .refine(isIsoAlpha3, { error: 'must be a valid ISO 3166-1 alpha-3 code' })
+      .nullish(),
+    type: optionalString(),
+  },
+  objectError,
+);
+
+const additionalData = z
+  .record(z.string(), z.unknown(), { error: (iss) => (absent(iss.input) ? REQUIRED : 'must be an object') })
+  .nullish();
+
+function accountShape(strict: boolean) {
+  return {
+    status: z.literal([1, 2, 3], { error: (iss) => (absent(iss.input) ? REQUIRED : ACCOUNT_STATUS_MESSAGE) }),
+    debtorCompanyId: requiredString(),
+    firstName: requiredString(),
+    lastName: requiredString(),
+    language: z.enum(['en', 'ar'], {
+      error: (iss) => (absent(iss.input) || iss.input === '' ? REQUIRED : 'must be one of en, ar'),
+    }),
+    idNumber: optionalString(),
+    emiratesId: optionalString(),
+    passportNumber: optionalString(),
+    birthDate: date({ required: strict }),
+    gender: oneOf(['male', 'female']),
+    nationality: optionalString(),
+    phones: array(phoneSchema, strict),
+    emails: array(emailSchema, false),
+    addresses: array(addressSchema, false),
+    accountId: requiredString(),
+    subAccountId: requiredString(),
+    merchant: optionalString(),
+    dateDue: date({ required: strict }),
+    principal: money(true),
+    interest: money(false),
+    fees: money(false),
+    paidAmount: money(false),
+    paidDate: date({ required: false, allowEmpty: true }),
+    additionalData,
+    loanType: loanType(strict),
+  };
+}
+
+/** Unknown fields are kept: the service may know fields SPEC.md does not list. */
+export const accountSchema = z.looseObject(accountShape(false), { error: NOT_AN_OBJECT_MESSAGE });
+export const strictAccountSchema = z.looseObject(accountShape(true), { error: NOT_AN_OBJECT_MESSAGE });
+
+export const statusUpdateSchema = z.looseObject(
+  {
+    status: z.literal([5, 6], { error: (iss) => (absent(iss.input) ? REQUIRED : FLAG_STATUS_MESSAGE) }),
+    debtorCompanyId: requiredString(),
+    accountId: requiredString(),
+  },
+  { error: NOT_AN_OBJECT_MESSAGE },
+);
+
+// ---- types
+
+/** A valid account record in wire form, as sent to the service. */
+export type Account = z.output<typeof accountSchema>;
+/** A status-update record in wire form. */
+export type StatusUpdate = z.output<typeof statusUpdateSchema>;
+
+type DateInput = string | Date;
+type MoneyInput = string | number;
+type Friendly<T, Overrides> = Omit<T, keyof Overrides> & Overrides;
+
+/** What a caller may write: wire form, or friendly values that normalise unambiguously. */
+export type AccountInput = Friendly<
+  z.input<typeof accountSchema>,
+  {
+    status: 1 | 2 | 3 | 'create' | 'update' | 'withdraw';
+    principal: MoneyInput;
+    interest?: MoneyInput | null;
+    fees?: MoneyInput | null;
+    paidAmount?: MoneyInput | null;
+    birthDate?: DateInput | null;
+    dateDue?: DateInput | null;
+    paidDate?: DateInput | null;
+  }
+>;
+export type StatusUpdateInput = Friendly<z.input<typeof statusUpdateSchema>, { status: 5 | 6 | 'disputed' | 'doNotContact' }>;
+
+// ---- validation
+
+export type Validation<T> = { ok: true; value: T } | { ok: false; errors: string[] };
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let text = '';
+  for (const part of path) {
+    if (typeof part === 'number') text += `[${part}]`;
+    else text += text === '' ? String(part) : `.${String(part)}`;
+  }
+  return text;
+}
+
+/** One issue as the service would word it. */
+export function formatIssue(issue: { path: readonly PropertyKey[]; message: string }): string {
+  if (WHOLE_MESSAGES.has(issue.message) || issue.path.length === 0) return issue.message;
+  return `${formatPath(issue.path)} ${issue.message}`;
+}
+
+function run<T>(schema: z.ZodType<T>, record: unknown): Validation<T> {
+  const result = schema.safeParse(record);
+  if (result.success) return { ok: true, value: result.data };
+  return { ok: false, errors: result.error.issues.map(formatIssue) };
+}
+
+export interface AccountValidationOptions {
+  /** Also require the machine-readable schema's fields: birthDate, dateDue, phones, loanType. */
+  strict?: boolean;
+}
+
+/** Normalises friendly input, then validates; on success `value` is what to send. */
+export function validateAccount(input: unknown, opts: AccountValidationOptions = {}): Validation<Account> {
+  return run(opts.strict === true ? strictAccountSchema : accountSchema, normaliseAccount(input));
+}
+
+export function validateStatusUpdate(input: unknown): Validation<StatusUpdate> {
+  return run(statusUpdateSchema, normaliseStatusUpdate(input));
+}

@@ -1,0 +1,173 @@
+// Records from one JSON document, streamed with stream-json so a multi-GB file is never held whole:
+// a top-level array of records, or the endpoint's own body shape `{"accounts": [...]}`.
+//
+// A syntax error cannot be read past: JSON has no record boundaries to resume at. The elements
+// before it are yielded, then JsonSourceError says where it is (line, column, character offset)
+// and how many elements were read; nothing after it is. stream-json's parser does not give
+// positions, so its verifier runs over the same text a step ahead and supplies them.
+import { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import { parser } from 'stream-json';
+import { pick } from 'stream-json/filters/pick.js';
+import { streamArray } from 'stream-json/streamers/stream-array.js';
+import { jsonVerifier } from 'stream-json/utils/verifier.js';
+import { SourceRecord } from '../source-record.ts';
+
+export interface JsonErrorPosition {
+  /** 1-based. */
+  line: number;
+  /** 1-based, in characters. */
+  column: number;
+  /** 0-based character offset from the start of the document. */
+  offset: number;
+}
+
+/** The document cannot be read further; `elementsRead` elements before the problem were yielded. */
+export class JsonSourceError extends Error {
+  override name = 'JsonSourceError';
+  constructor(
+    message: string,
+    readonly elementsRead: number,
+    readonly position?: JsonErrorPosition,
+  ) {
+    super(message);
+  }
+}
+
+interface VerifierFailure extends Error {
+  line: number;
+  pos: number;
+  offset: number;
+}
+
+function isVerifierFailure(error: unknown): error is VerifierFailure {
+  return error instanceof Error && typeof (error as Partial<VerifierFailure>).offset === 'number';
+}
+
+/** Text of the document, checked by the verifier; stops just before a syntax error so the parser
+ * yields every element before it, and records where the error was. */
+class VerifiedText {
+  failure: VerifierFailure | undefined;
+  offset = 0;
+  line = 1;
+  lineStart = 0;
+
+  async *read(input: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
+    const verify = jsonVerifier();
+    const decoder = new StringDecoder('utf8');
+    let first = true;
+    for await (const chunk of input) {
+      let text = typeof chunk === 'string' ? chunk : decoder.write(chunk);
+      if (first && text !== '') {
+        text = text.replace(/^\uFEFF/, '');
+        first = false;
+      }
+      if (text === '') continue;
+      try {
+        verify(text);
+      } catch (error) {
+        if (!isVerifierFailure(error)) throw error;
+        this.failure = error;
+        const good = text.slice(0, Math.max(0, error.offset - this.offset));
+        if (good !== '') yield good;
+        return;
+      }
+      this.#advance(text);
+      yield text;
+    }
+    const rest = decoder.end();
+    if (rest !== '') {
+      verify(rest);
+      this.#advance(rest);
+      yield rest;
+    }
+  }
+
+  #advance(text: string): void {
+    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) {
+      this.line += 1;
+      this.lineStart = this.offset + i + 1;
+    }
+    this.offset += text.length;
+  }
+
+  /** Where the text ended, for a document that stops early. */
+  endPosition(): JsonErrorPosition {
+    return { line: this.line, column: this.offset - this.lineStart + 1, offset: this.offset };
+  }
+}
+
+function describe(position: JsonErrorPosition): string {
+  return `line ${position.line}, column ${position.column} (character ${position.offset})`;
+}
+
+export async function* readJson(input: AsyncIterable<Buffer | string>): AsyncGenerator<SourceRecord> {
+  const text = new VerifiedText();
+  let wrapperFound = false;
+  let topLevel: 'array' | 'object' | undefined;
+  const source = Readable.from(text.read(input), { objectMode: false, encoding: 'utf8' });
+  const tokens = parser.asStream();
+  // Decided on the first token, so one chain serves both shapes.
+  const picker = pick.asStream({
+    filter: (stack, token) => {
+      if (topLevel === undefined) topLevel = token.name === 'startArray' ? 'array' : 'object';
+      if (topLevel === 'array') return true;
+      const match = stack.length === 1 && stack[0] === 'accounts';
+      if (match) wrapperFound = true;
+      return match;
+    },
+  });
+  const elements = streamArray.asStream();
+  // Not stream.pipeline: it would destroy the last stage on a parse error and lose the elements
+  // still buffered there. A parser error instead ends the chain normally, after those elements.
+  let parseError: Error | undefined;
+  source.on('error', (error) => elements.destroy(error));
+  tokens.on('error', (error) => {
+    parseError ??= error;
+    picker.end();
+  });
+  picker.on('error', (error) => elements.destroy(error));
+  source.pipe(tokens).pipe(picker).pipe(elements);
+
+  let read = 0;
+  try {
+    for await (const item of elements as AsyncIterable<{ key: number; value: unknown }>) {
+      read += 1;
+      yield new SourceRecord(item.value, { element: item.key });
+    }
+  } catch (error) {
+    throw translate(error, text, read);
+  } finally {
+    for (const stream of [source, tokens, picker, elements]) stream.destroy();
+  }
+  if (parseError !== undefined || text.failure !== undefined) throw translate(parseError, text, read);
+  if (topLevel === 'object' && !wrapperFound) {
+    throw new JsonSourceError('the JSON object has no "accounts" array; expected [...] or {"accounts": [...]}', read);
+  }
+}
+
+function translate(error: unknown, text: VerifiedText, elements: number): JsonSourceError {
+  const failure = text.failure;
+  if (failure !== undefined) {
+    const position = { line: failure.line, column: failure.pos, offset: failure.offset };
+    const reason = failure.message.replace(/^ERROR at \d+ \(\d+, \d+\): /, '').replace(/^Verifier cannot parse input: /, '');
+    return new JsonSourceError(
+      `JSON syntax error at ${describe(position)}: ${reason}; ${elements} element(s) were read before it, nothing after it`,
+      elements,
+      position,
+    );
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  if (/should be an array/i.test(message)) {
+    return new JsonSourceError('expected a JSON array of records, or {"accounts": [...]} with an array', elements);
+  }
+  if (/^Parser (has expected|cannot parse)/.test(message)) {
+    const position = text.endPosition();
+    return new JsonSourceError(
+      `the JSON document ends early at ${describe(position)}; ${elements} element(s) were read`,
+      elements,
+      position,
+    );
+  }
+  return new JsonSourceError(`cannot read the JSON document: ${message}`, elements);
+}

@@ -1,0 +1,374 @@
+// The record writer: an object-mode Writable that validates, batches and sends records to one of
+// the account endpoints, and accounts for every record it was given (accepted or rejected, never
+// dropped). One mechanism for accounts and status updates, parametrised by a RecordKind.
+//
+// Flow of a record: validate (refused -> 'reject') -> BatchPlanner (open batch, or parked behind an
+// in-flight batch holding its key) -> sealed at batchSize / maxBatchBytes / flushInterval of quiet /
+// end() -> sent, up to `concurrency` batches at a time -> accepted, or split after a 400
+// (resend-plan.ts), or reported as failed once the client's retries are spent.
+//
+// Memory: the write callback is held back while `maxBuffered` records are held, so write()
+// returns false and a fast source waits for the service.
+import { Writable } from 'node:stream';
+import type { RequestOptions, RetryEvent, RetryPolicy, ServiceApi } from '../client/api.ts';
+import { LenderError, ValidationError } from '../client/errors.ts';
+import { BatchPlanner, type Batch, type PlannedEntry } from './batch-planner.ts';
+import type { RecordKind } from './record-kinds.ts';
+import { RejectsSink } from './rejects-sink.ts';
+import { planAfterValidationError } from './resend-plan.ts';
+import { MalformedRecord, SourceRecord, type SourcePosition } from './source-record.ts';
+
+/** Why a record was rejected: `invalid` failed client-side validation, `malformed` is not a record
+ * at all, `server` was named in the service's 400, `failed` was in a request that still failed
+ * after the client's retries. */
+export type RejectReason = 'invalid' | 'malformed' | 'server' | 'failed';
+
+export interface RejectEvent {
+  /** 0-based position among the writes to this writer. */
+  index: number;
+  /** Position in the source, when the record came as a SourceRecord/MalformedRecord. */
+  line?: number;
+  element?: number;
+  reason: RejectReason;
+  errors: string[];
+  /** What was written (for malformed input, the text read). */
+  record: unknown;
+}
+
+export interface BatchEvent {
+  id: number;
+  records: number;
+  accepted: number;
+  rejected: number;
+  /** Requests this batch took: 1, more after a 400 split. Client retries are not counted here. */
+  requests: number;
+  bytes: number;
+}
+
+export interface WriterSummary {
+  received: number;
+  accepted: number;
+  rejected: number;
+  rejectedByReason: Partial<Record<RejectReason, number>>;
+  /** Batches sealed and sent. */
+  batches: number;
+  /** Requests the writer made (a 400 split adds some); client retries are in `retries`. */
+  requests: number;
+  /** Retries the client made of this writer's endpoint. */
+  retries: number;
+  /** JSON bytes of the request bodies the writer sent. */
+  bytes: number;
+}
+
+export interface BufferState {
+  /** Records held now: open batch, sealed, in flight, parked. */
+  buffered: number;
+  /** The most ever held at once; never above maxBuffered. */
+  peakBuffered: number;
+  maxBuffered: number;
+  inFlight: number;
+  parked: number;
+}
+
+export interface RecordWriterOptions {
+  /** Records per request. Default 500. */
+  batchSize?: number;
+  /** JSON bytes per request. Default 4 MiB. */
+  maxBatchBytes?: number;
+  /** A partly filled batch is sent after this many ms without writes. Default 1000. */
+  flushInterval?: number;
+  /** Requests in flight at once. Default 2. */
+  concurrency?: number;
+  /** Records held before write() returns false. Default batchSize * (concurrency + 1). */
+  maxBuffered?: number;
+  /** Writable highWaterMark (records queued in front of the writer). Default 16. */
+  highWaterMark?: number;
+  /** Rejected records as NDJSON: a stream (left open) or a file path (created, closed at the end). */
+  rejects?: Writable | NodeJS.WritableStream | string;
+  /** Retry policy for this writer's requests (the client's default otherwise). */
+  retry?: Partial<RetryPolicy>;
+  signal?: AbortSignal;
+}
+
+interface Entry<T> extends PlannedEntry {
+  readonly index: number;
+  readonly input: unknown;
+  readonly value: T;
+  readonly accountId: string;
+  readonly position: SourcePosition | undefined;
+}
+
+// `{"accounts":[` + `]}`; commas are added per record.
+const ENVELOPE_BYTES = 15;
+
+function positiveInteger(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
+  return value;
+}
+
+function isPlainObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export class RecordWriter<T> extends Writable {
+  readonly #api: ServiceApi;
+  readonly #kind: RecordKind<T>;
+  readonly #planner: BatchPlanner<Entry<T>>;
+  readonly #concurrency: number;
+  readonly #maxBuffered: number;
+  readonly #flushInterval: number;
+  readonly #retry: Partial<RetryPolicy> | undefined;
+  readonly #rejects: RejectsSink | undefined;
+  readonly #abort = new AbortController();
+  readonly #userSignal: AbortSignal | undefined;
+  readonly #onUserAbort = (): void => void this.destroy(this.#userSignal?.reason as Error);
+  readonly #onRetry = (event: RetryEvent): void => {
+    if (this.#kind.ownsPath(event.path)) this.#summary.retries += 1;
+  };
+  readonly #summary: WriterSummary = {
+    received: 0,
+    accepted: 0,
+    rejected: 0,
+    rejectedByReason: {},
+    batches: 0,
+    requests: 0,
+    retries: 0,
+    bytes: 0,
+  };
+  #inFlight = 0;
+  #peakBuffered = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #heldCallback: ((error?: Error | null) => void) | undefined;
+  #rejectsBlocked = false;
+  #finishing = false;
+  #finalCallback: ((error?: Error | null) => void) | undefined;
+
+  constructor(api: ServiceApi, kind: RecordKind<T>, opts: RecordWriterOptions = {}) {
+    super({ objectMode: true, highWaterMark: opts.highWaterMark ?? 16 });
+    this.#api = api;
+    this.#kind = kind;
+    const batchSize = positiveInteger('batchSize', opts.batchSize, 500);
+    this.#concurrency = positiveInteger('concurrency', opts.concurrency, 2);
+    this.#maxBuffered = positiveInteger('maxBuffered', opts.maxBuffered, batchSize * (this.#concurrency + 1));
+    if (this.#maxBuffered < batchSize) throw new RangeError('maxBuffered must be at least batchSize');
+    this.#flushInterval = opts.flushInterval ?? 1000;
+    if (!(this.#flushInterval >= 0)) throw new RangeError('flushInterval must be 0 or more milliseconds');
+    this.#planner = new BatchPlanner({
+      batchSize,
+      maxBatchBytes: positiveInteger('maxBatchBytes', opts.maxBatchBytes, 4 * 1024 * 1024),
+    });
+    this.#retry = opts.retry;
+    if (opts.rejects !== undefined) {
+      this.#rejects = new RejectsSink(opts.rejects);
+      this.#rejects.onError((error) => this.destroy(error));
+    }
+    api.on('retry', this.#onRetry);
+    this.#userSignal = opts.signal;
+    if (opts.signal?.aborted) queueMicrotask(this.#onUserAbort);
+    else opts.signal?.addEventListener('abort', this.#onUserAbort, { once: true });
+  }
+
+  /** Counts so far; final once 'finish' has been emitted (accepted + rejected === received). */
+  get summary(): WriterSummary {
+    return { ...this.#summary, rejectedByReason: { ...this.#summary.rejectedByReason } };
+  }
+
+  bufferState(): BufferState {
+    return {
+      buffered: this.#planner.buffered,
+      peakBuffered: this.#peakBuffered,
+      maxBuffered: this.#maxBuffered,
+      inFlight: this.#inFlight,
+      parked: this.#planner.parkedCount,
+    };
+  }
+
+  override _write(chunk: unknown, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    const index = this.#summary.received++;
+    if (chunk instanceof MalformedRecord) {
+      this.#reject({ index, ...chunk.position, reason: 'malformed', errors: [chunk.message], record: chunk.raw });
+      return this.#release(callback);
+    }
+    const position = chunk instanceof SourceRecord ? chunk.position : undefined;
+    const input = chunk instanceof SourceRecord ? chunk.value : chunk;
+    const result = this.#kind.validate(input);
+    if (!result.ok) {
+      const reason = isPlainObject(input) ? 'invalid' : 'malformed';
+      this.#reject({ index, ...position, reason, errors: result.errors, record: input });
+      return this.#release(callback);
+    }
+    const value = result.value;
+    this.#planner.add({
+      index,
+      input,
+      value,
+      position,
+      key: this.#kind.key(value),
+      accountId: this.#kind.accountId(value),
+      bytes: Buffer.byteLength(JSON.stringify(value)) + 1,
+    });
+    this.#peakBuffered = Math.max(this.#peakBuffered, this.#planner.buffered);
+    this.#armFlushTimer();
+    this.#pump();
+    this.#release(callback);
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.#finishing = true;
+    this.#clearFlushTimer();
+    this.#finalCallback = callback;
+    this.#pump();
+    void this.#maybeFinish();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#clearFlushTimer();
+    this.#detach();
+    this.#abort.abort(error ?? new Error('writer destroyed'));
+    this.#rejects?.destroy();
+    callback(error);
+  }
+
+  // ---- backpressure
+
+  #saturated(): boolean {
+    return this.#planner.buffered >= this.#maxBuffered;
+  }
+
+  /** Completes the write now, or holds its callback until there is room again. */
+  #release(callback: (error?: Error | null) => void): void {
+    if (this.#saturated() || this.#rejectsBlocked) this.#heldCallback = callback;
+    else callback();
+  }
+
+  #resume(): void {
+    const callback = this.#heldCallback;
+    if (callback === undefined || this.#saturated() || this.#rejectsBlocked) return;
+    this.#heldCallback = undefined;
+    callback();
+  }
+
+  // ---- batching
+
+  #armFlushTimer(): void {
+    if (this.#timer !== undefined) {
+      this.#timer.refresh();
+      return;
+    }
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#planner.seal();
+      this.#pump();
+    }, this.#flushInterval);
+  }
+
+  #clearFlushTimer(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #pump(): void {
+    if (this.destroyed) return;
+    // No more records will fill the open batch (end() was called, or writes are held back):
+    // waiting for it to fill up would only stall.
+    if (this.#finishing || (this.#saturated() && this.#inFlight < this.#concurrency)) this.#planner.seal();
+    while (this.#inFlight < this.#concurrency) {
+      const batch = this.#planner.take();
+      if (batch === undefined) break;
+      this.#inFlight += 1;
+      this.#summary.batches += 1;
+      this.#deliver(batch).then(
+        (event) => this.#settled(batch, event),
+        (error: unknown) => this.destroy(error instanceof Error ? error : new Error(String(error))),
+      );
+    }
+  }
+
+  #settled(batch: Batch<Entry<T>>, event: BatchEvent): void {
+    if (this.destroyed) return;
+    this.#inFlight -= 1;
+    this.#planner.settle(batch);
+    this.emit('batch', event);
+    this.emit('progress', this.summary);
+    // Parked records promoted into the open batch need the quiet-period flush too.
+    if (this.#planner.openCount > 0 && this.#timer === undefined && !this.#finishing) this.#armFlushTimer();
+    this.#pump();
+    this.#resume();
+    void this.#maybeFinish();
+  }
+
+  async #maybeFinish(): Promise<void> {
+    const callback = this.#finalCallback;
+    if (callback === undefined || this.#inFlight > 0 || !this.#planner.idle) return;
+    this.#finalCallback = undefined;
+    this.#detach();
+    try {
+      await this.#rejects?.close();
+      callback();
+    } catch (error) {
+      callback(error as Error);
+    }
+  }
+
+  #detach(): void {
+    this.#api.off('retry', this.#onRetry as (...args: never[]) => void);
+    this.#userSignal?.removeEventListener('abort', this.#onUserAbort);
+  }
+
+  // ---- sending
+
+  async #deliver(batch: Batch<Entry<T>>): Promise<BatchEvent> {
+    const event: BatchEvent = { id: batch.id, records: batch.entries.length, accepted: 0, rejected: 0, requests: 0, bytes: 0 };
+    const groups: Entry<T>[][] = [batch.entries];
+    const requestOpts: RequestOptions = { signal: this.#abort.signal };
+    if (this.#retry !== undefined) requestOpts.retry = this.#retry;
+    for (let group = groups.shift(); group !== undefined; group = groups.shift()) {
+      const bytes = group.reduce((sum, entry) => sum + entry.bytes, ENVELOPE_BYTES - 1);
+      event.requests += 1;
+      event.bytes += bytes;
+      this.#summary.requests += 1;
+      this.#summary.bytes += bytes;
+      try {
+        await this.#kind.send(
+          this.#api,
+          group.map((entry) => entry.value),
+          requestOpts,
+        );
+        event.accepted += group.length;
+        this.#summary.accepted += group.length;
+      } catch (error) {
+        if (this.#abort.signal.aborted || !(error instanceof LenderError)) throw error;
+        if (error instanceof ValidationError) {
+          const plan = planAfterValidationError(group, error.failures, (entry) => entry.accountId, error.message);
+          for (const { entry, errors } of plan.rejected) this.#rejectEntry(entry, 'server', errors);
+          event.rejected += plan.rejected.length;
+          groups.unshift(...plan.resend);
+        } else {
+          for (const entry of group) this.#rejectEntry(entry, 'failed', [error.message]);
+          event.rejected += group.length;
+        }
+      }
+    }
+    return event;
+  }
+
+  // ---- rejects
+
+  #rejectEntry(entry: Entry<T>, reason: RejectReason, errors: string[]): void {
+    this.#reject({ index: entry.index, ...entry.position, reason, errors, record: entry.input });
+  }
+
+  #reject(event: RejectEvent): void {
+    this.#summary.rejected += 1;
+    this.#summary.rejectedByReason[event.reason] = (this.#summary.rejectedByReason[event.reason] ?? 0) + 1;
+    this.emit('reject', event);
+    if (this.#rejects !== undefined && !this.#rejects.write(event) && !this.#rejectsBlocked) {
+      this.#rejectsBlocked = true;
+      this.#rejects.onceDrained(() => {
+        this.#rejectsBlocked = false;
+        this.#resume();
+      });
+    }
+  }
+}

@@ -1,0 +1,168 @@
+// Token state of one logged-in lender: the access token, the refresh token and (optionally) the
+// password to log in again. Renewal is single-flight: however many calls find the token expired
+// at once, one refresh request goes out and all of them wait for it. Secrets live in private
+// fields and are left out of inspect and JSON output.
+import { inspect, type InspectOptionsStylized } from 'node:util';
+import type { RefreshEvent, RetryEvent, RetryPolicy } from '../client/api.ts';
+import { raceAbort } from '../client/abort.ts';
+import { AuthenticationError, LenderError, SessionExpiredError } from '../client/errors.ts';
+import type { Transport } from '../client/transport.ts';
+import type { LoginSession } from '../client/types.ts';
+import { requestLogin, requestRefresh } from './endpoints.ts';
+import { refreshDueAt } from './jwt.ts';
+
+const RETRY_PROACTIVE_AFTER_MS = 5_000;
+
+export interface SessionDeps {
+  transport: Transport;
+  policy: () => RetryPolicy;
+  onRefresh: (event: RefreshEvent) => void;
+  onRetry: (event: RetryEvent) => void;
+  now?: () => number;
+}
+
+export interface SessionInit {
+  authUrl: string;
+  lender: string;
+  email?: string | undefined;
+  /** Kept only to log in again when the refresh token is refused. */
+  password?: string | undefined;
+  tokens: LoginSession;
+  /** Renew shortly before the access token's exp. Default true. */
+  proactiveRefresh?: boolean;
+}
+
+export class Session {
+  readonly authUrl: string;
+  readonly lender: string;
+  readonly email: string | undefined;
+  #lenderPublicId: string;
+  #token: string;
+  #refreshToken: string;
+  readonly #password: string | undefined;
+  readonly #proactive: boolean;
+  readonly #deps: SessionDeps;
+  #refreshAt: number | undefined;
+  #inflight: Promise<string> | undefined;
+
+  constructor(init: SessionInit, deps: SessionDeps) {
+    this.authUrl = init.authUrl;
+    this.lender = init.lender;
+    this.email = init.email;
+    this.#password = init.password;
+    this.#proactive = init.proactiveRefresh ?? true;
+    this.#deps = deps;
+    this.#lenderPublicId = init.tokens.lenderPublicId;
+    this.#token = init.tokens.token;
+    this.#refreshToken = init.tokens.refreshToken;
+    this.#refreshAt = refreshDueAt(this.#token, this.#now());
+  }
+
+  get lenderPublicId(): string {
+    return this.#lenderPublicId;
+  }
+
+  get canRelogin(): boolean {
+    return this.#password !== undefined && this.email !== undefined;
+  }
+
+  /** The access token to send now, renewed first when it is about to expire. */
+  async accessToken(signal?: AbortSignal): Promise<string> {
+    const due = this.#proactive && this.#refreshAt !== undefined && this.#now() >= this.#refreshAt;
+    const pending = this.#inflight ?? (due ? this.#renew('proactive') : undefined);
+    if (pending === undefined) return this.#token;
+    try {
+      return await raceAbort(pending, signal);
+    } catch (error) {
+      // A renewal that failed for a transient reason does not doom the call: the current token
+      // may still be valid, and if it is not, the 401 path renews again.
+      if (error instanceof LenderError && error.retryable) return this.#token;
+      throw error;
+    }
+  }
+
+  /**
+   * Called after a 401 on a request sent with `rejected`. When another call already renewed the
+   * token, the new one is returned without a second refresh.
+   */
+  async renewAfterRejection(rejected: string, signal?: AbortSignal): Promise<string> {
+    if (this.#inflight !== undefined) return raceAbort(this.#inflight, signal);
+    if (rejected !== this.#token) return this.#token;
+    return raceAbort(this.#renew('expired'), signal);
+  }
+
+  /** Renews now (e.g. an explicit client.refresh()), joining a renewal already under way. */
+  async renew(signal?: AbortSignal): Promise<void> {
+    await raceAbort(this.#inflight ?? this.#renew('proactive'), signal);
+  }
+
+  #now(): number {
+    return (this.#deps.now ?? Date.now)();
+  }
+
+  // The shared renewal runs without any one caller's signal: if the first caller gives up, the
+  // others still need the new token. Each caller waits through raceAbort with its own signal.
+  #renew(reason: 'expired' | 'proactive'): Promise<string> {
+    const run = this.#refreshOrRelogin(reason)
+      .catch((error: unknown) => {
+        // Back off proactive attempts so a flaky refresh endpoint is not hit on every call.
+        if (this.#refreshAt !== undefined) this.#refreshAt = this.#now() + RETRY_PROACTIVE_AFTER_MS;
+        throw error;
+      })
+      .finally(() => {
+        this.#inflight = undefined;
+      });
+    this.#inflight = run;
+    return run;
+  }
+
+  async #refreshOrRelogin(reason: 'expired' | 'proactive'): Promise<string> {
+    const { transport, policy, onRetry, onRefresh } = this.#deps;
+    try {
+      const token = await requestRefresh(transport, this.authUrl, this.lender, this.#refreshToken, { policy: policy(), onRetry });
+      this.#setToken(token);
+      onRefresh({ reason });
+      return token;
+    } catch (error) {
+      if (!(error instanceof AuthenticationError)) throw error;
+      if (!this.canRelogin) {
+        throw new SessionExpiredError(
+          'The session has expired and the refresh token was refused; log in again (this client holds no password to do it itself).',
+          { status: error.status, serverMessage: error.serverMessage, cause: error },
+        );
+      }
+    }
+    let tokens: LoginSession;
+    try {
+      tokens = await requestLogin(
+        transport,
+        { authUrl: this.authUrl, lender: this.lender, email: this.email!, password: this.#password! },
+        { policy: policy(), onRetry },
+      );
+    } catch (error) {
+      if (!(error instanceof AuthenticationError)) throw error;
+      throw new SessionExpiredError(
+        'The session has expired and logging in again was refused; check the email and password of this lender.',
+        { status: error.status, serverMessage: error.serverMessage, cause: error },
+      );
+    }
+    this.#refreshToken = tokens.refreshToken;
+    this.#lenderPublicId = tokens.lenderPublicId;
+    this.#setToken(tokens.token);
+    onRefresh({ reason: 'relogin' });
+    return tokens.token;
+  }
+
+  #setToken(token: string): void {
+    this.#token = token;
+    this.#refreshAt = refreshDueAt(token, this.#now());
+  }
+
+  toJSON(): object {
+    return { lender: this.lender, authUrl: this.authUrl, lenderPublicId: this.#lenderPublicId };
+  }
+
+  [inspect.custom](_depth: number, options: InspectOptionsStylized, inspectFn: typeof inspect): string {
+    return `Session ${inspectFn(this.toJSON(), options)}`;
+  }
+}

@@ -1,0 +1,22 @@
+// Addressing a dataset by its code alone: 'D07' => S2/D07, from the static catalog. An explicit
+// {section, dataset} passes through untouched, so the service stays the judge of new codes.
+import { UnknownDatasetError } from '../client/errors.ts';
+import type { DatasetRef } from '../client/types.ts';
+import { DATASET_CODES, datasetInfo } from './datasets.ts';
+
+export interface DatasetAddress {
+  section: string;
+  dataset: string;
+}
+
+export function resolveDataset(ref: DatasetRef | string): DatasetAddress {
+  if (typeof ref !== 'string') return { section: ref.section, dataset: ref.dataset };
+  const code = ref.trim().toUpperCase();
+  const info = datasetInfo(code);
+  if (info === undefined) {
+    throw new UnknownDatasetError(
+      `Dataset '${ref}' is not in the catalog; known codes are ${DATASET_CODES[0]} to ${DATASET_CODES[DATASET_CODES.length - 1]} (D25 does not exist), see 'lender catalog'.`,
+    );
+  }
+  return { section: info.section, dataset: info.code };
+}

@@ -1,0 +1,298 @@
+// LenderClient: the one client every stream, command, REPL helper and notebook goes through.
+// Thin typed calls for each endpoint of SPEC.md on top of the transport, the session (token
+// renewal) and the retry policy. Emits 'retry' and 'refresh' so progress output and tests can
+// see what happens underneath.
+import { EventEmitter } from 'node:events';
+import { inspect, type InspectOptionsStylized } from 'node:util';
+import { requestLogin } from '../auth/endpoints.ts';
+import { Session } from '../auth/session.ts';
+import { resolveDataset } from '../catalog/resolve.ts';
+import type { RefreshEvent, RequestOptions, RetryEvent, RetryPolicy, ServiceApi } from './api.ts';
+import { resolveConfig, normalizeAuthUrl, type ConnectionOptions } from './config.ts';
+import { AuthenticationError, LenderError } from './errors.ts';
+import { envelopeBody, errorFromResponse, isObject, protocolError, successObject, type ResponseContext } from './responses.ts';
+import { resolvePolicy, withRetry } from './retry.ts';
+import { Transport, type TransportResponse } from './transport.ts';
+import type { AccountsAccepted, Catalog, DatasetRef, ExportPageBody, LoginSession, PageQuery } from './types.ts';
+
+export { version, userAgent } from './version.ts';
+
+export interface ClientOptions {
+  /** Extra trusted CA certificate(s), PEM (the sandbox's, or a private CA). */
+  ca?: string | Buffer | undefined;
+  /** Time allowed for one request attempt, headers and body together. Default 30 s. */
+  timeoutMs?: number;
+  /** Defaults for every call; RequestOptions.retry overrides per call. */
+  retry?: Partial<RetryPolicy>;
+  /** Renew the access token shortly before its exp. Default true; off, only a 401 renews it. */
+  proactiveRefresh?: boolean;
+  /** Keep the password in memory to log in again when the refresh token is refused. Default true. */
+  keepPassword?: boolean;
+  /** Sockets per origin. Default 16. */
+  connections?: number;
+}
+
+export interface LoginOptions extends ClientOptions {
+  authUrl: string;
+  lender: string;
+  email: string;
+  password: string;
+  signal?: AbortSignal;
+}
+
+/** Continue a session obtained elsewhere (e.g. saved by a notebook) without logging in. */
+export interface ResumeOptions extends ClientOptions {
+  authUrl: string;
+  lender: string;
+  session: LoginSession;
+  /** With both, the client can log in again when the refresh token is refused. */
+  email?: string;
+  password?: string;
+}
+
+export interface ClientStats {
+  /** HTTP requests sent, including retries, logins and refreshes. */
+  requests: number;
+  retries: number;
+  /** Access-token renewals: refreshes and logins again. */
+  refreshes: number;
+}
+
+interface ClientEvents {
+  retry: [RetryEvent];
+  refresh: [RefreshEvent];
+}
+
+export class LenderClient extends EventEmitter<ClientEvents> implements ServiceApi {
+  readonly authUrl: string;
+  readonly baseUrl: string;
+  readonly lender: string;
+  readonly #transport: Transport;
+  readonly #session: Session;
+  readonly #retry: Partial<RetryPolicy> | undefined;
+  #retries = 0;
+  #refreshes = 0;
+  #closed = false;
+
+  private constructor(transport: Transport, init: ResumeOptions) {
+    super();
+    this.authUrl = normalizeAuthUrl(init.authUrl);
+    this.baseUrl = `${this.authUrl}/admin/v3`;
+    this.lender = init.lender;
+    this.#transport = transport;
+    this.#retry = init.retry;
+    const keepPassword = init.keepPassword ?? true;
+    this.#session = new Session(
+      {
+        authUrl: this.authUrl,
+        lender: init.lender,
+        email: init.email,
+        password: keepPassword ? init.password : undefined,
+        tokens: init.session,
+        proactiveRefresh: init.proactiveRefresh ?? true,
+      },
+      {
+        transport,
+        policy: () => resolvePolicy(this.#retry),
+        onRetry: (event) => this.#onRetry(event),
+        onRefresh: (event) => {
+          this.#refreshes += 1;
+          this.emit('refresh', event);
+        },
+      },
+    );
+  }
+
+  /** Logs in (SPEC.md Endpoint 1) and returns a client holding the session. */
+  static async login(options: LoginOptions): Promise<LenderClient> {
+    const authUrl = normalizeAuthUrl(options.authUrl);
+    const transport = new Transport(transportOptions(options));
+    const retries: RetryEvent[] = [];
+    try {
+      const tokens = await requestLogin(
+        transport,
+        { authUrl, lender: options.lender, email: options.email, password: options.password },
+        { policy: resolvePolicy(options.retry), signal: options.signal, onRetry: (e) => retries.push(e) },
+      );
+      const client = new LenderClient(transport, { ...options, authUrl, session: tokens });
+      client.#retries += retries.length;
+      return client;
+    } catch (error) {
+      await transport.close();
+      throw error;
+    }
+  }
+
+  /** Options, else the environment, else the credentials file (see config.ts); then login. */
+  static async fromConfig(options: ConnectionOptions & ClientOptions & { env?: NodeJS.ProcessEnv; signal?: AbortSignal } = {}): Promise<LenderClient> {
+    const config = await resolveConfig(options, options.env ?? process.env);
+    return LenderClient.login({
+      ...options,
+      authUrl: config.authUrl,
+      lender: config.lender,
+      email: config.email,
+      password: config.revealPassword(),
+      ca: config.ca,
+    });
+  }
+
+  /** LENDER_AUTH_URL, LENDER_SUBDOMAIN, LENDER_EMAIL, LENDER_PASSWORD, LENDER_CA_FILE (else the credentials file). */
+  static async fromEnv(options: ClientOptions & { signal?: AbortSignal } = {}): Promise<LenderClient> {
+    return LenderClient.fromConfig(options);
+  }
+
+  /** A client for tokens obtained elsewhere; no request is made until the first call. */
+  static resume(options: ResumeOptions): LenderClient {
+    const authUrl = normalizeAuthUrl(options.authUrl);
+    return new LenderClient(new Transport(transportOptions(options)), { ...options, authUrl });
+  }
+
+  get lenderPublicId(): string {
+    return this.#session.lenderPublicId;
+  }
+
+  get stats(): ClientStats {
+    return { requests: this.#transport.sent, retries: this.#retries, refreshes: this.#refreshes };
+  }
+
+  /** Renews the access token now (SPEC.md Endpoint 2), or logs in again if the refresh token is refused. */
+  async refresh(opts: Pick<RequestOptions, 'signal'> = {}): Promise<void> {
+    this.#assertOpen();
+    await this.#session.renew(opts.signal);
+  }
+
+  /** The live catalog (Endpoint 5): availability comes from the service, not the static table. */
+  async catalog(opts: RequestOptions = {}): Promise<Catalog> {
+    const path = `/lenders/${this.#lenderSegment()}/exports/catalog`;
+    const ctx: ResponseContext = { endpoint: 'export', method: 'GET', path: '' };
+    const res = await this.#call('GET', path, undefined, undefined, ctx, opts);
+    const body = envelopeBody(res, ctx);
+    if (typeof body.schemaVersion !== 'string' || !Array.isArray(body.sections) ||
+      !body.sections.every((s) => isObject(s) && typeof s.code === 'string' && Array.isArray(s.datasets))) {
+      throw protocolError(res, ctx, 'the catalog body lacks schemaVersion or a sections list with datasets');
+    }
+    return body as unknown as Catalog;
+  }
+
+  /** One page of Endpoint 6. A code alone is resolved through the static catalog ('D07' => S2/D07). */
+  async fetchPage(dataset: DatasetRef, query: PageQuery = {}, opts: RequestOptions = {}): Promise<ExportPageBody> {
+    const address = resolveDataset(dataset);
+    const path = `/lenders/${this.#lenderSegment()}/exports/${encodeURIComponent(address.section)}/${encodeURIComponent(address.dataset)}`;
+    const ctx: ResponseContext = {
+      endpoint: 'export', method: 'GET', path: '', section: address.section, dataset: address.dataset,
+      hadCursor: query.cursor !== undefined,
+    };
+    const res = await this.#call('GET', path, pageQueryString(query), undefined, ctx, opts);
+    const body = envelopeBody(res, ctx);
+    const pagination = body.pagination;
+    if (!Array.isArray(body.rows) || !isObject(pagination) || !isObject(body.meta) ||
+      !(typeof pagination.nextCursor === 'string' || pagination.nextCursor === null)) {
+      throw protocolError(res, ctx, 'the page body lacks rows, pagination.nextCursor or meta');
+    }
+    return body as unknown as ExportPageBody;
+  }
+
+  /** Endpoint 3: create, update or withdraw accounts. Upserts, so a retried request is harmless. */
+  async upsertAccounts(accounts: readonly object[], opts: RequestOptions = {}): Promise<AccountsAccepted> {
+    const path = `/lenders/${this.#lenderSegment()}/accounts`;
+    return this.#accountsCall(path, accounts, opts);
+  }
+
+  /** Endpoint 4: set disputed (5) / do-not-contact (6) flags. */
+  async updateStatus(records: readonly object[], opts: RequestOptions = {}): Promise<AccountsAccepted> {
+    const path = `/lenders/${this.#lenderSegment()}/accounts/update-status`;
+    return this.#accountsCall(path, records, opts);
+  }
+
+  /** Closes the connection pool. Calls after close fail with a clear error. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#transport.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  toJSON(): object {
+    return { lender: this.lender, authUrl: this.authUrl, lenderPublicId: this.lenderPublicId };
+  }
+
+  [inspect.custom](_depth: number, options: InspectOptionsStylized, inspectFn: typeof inspect): string {
+    return `LenderClient ${inspectFn(this.toJSON(), options)}`;
+  }
+
+  async #accountsCall(path: string, accounts: readonly object[], opts: RequestOptions): Promise<AccountsAccepted> {
+    const ctx: ResponseContext = { endpoint: 'accounts', method: 'POST', path: '' };
+    const res = await this.#call('POST', path, undefined, { accounts }, ctx, opts);
+    return successObject(res, ctx) as unknown as AccountsAccepted;
+  }
+
+  #lenderSegment(): string {
+    return encodeURIComponent(this.lenderPublicId);
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new LenderError('This client is closed; create a new one with LenderClient.login().');
+  }
+
+  #onRetry(event: RetryEvent): void {
+    this.#retries += 1;
+    this.emit('retry', event);
+  }
+
+  /**
+   * One authenticated call: retried per policy on transient failures; a 401 renews the token
+   * (single-flight, shared with concurrent calls) and the call is sent once more.
+   */
+  async #call(
+    method: 'GET' | 'POST', path: string, query: string | undefined, body: unknown,
+    ctx: ResponseContext, opts: RequestOptions,
+  ): Promise<TransportResponse> {
+    this.#assertOpen();
+    const url = `${this.baseUrl}${path}${query ? `?${query}` : ''}`;
+    const pathname = new URL(url).pathname;
+    ctx.path = pathname;
+    const policy = resolvePolicy(this.#retry, opts.retry);
+    const send = (token: string) => withRetry(
+      policy,
+      { method, path: pathname, signal: opts.signal, onRetry: (e) => this.#onRetry(e) },
+      async () => {
+        const res = await this.#transport.request({
+          method, url, body, signal: opts.signal, timeoutMs: opts.timeoutMs,
+          headers: { authorization: `Bearer ${token}` },
+        });
+        if (res.status >= 200 && res.status <= 299) return res;
+        throw errorFromResponse(res, ctx);
+      },
+    );
+    const token = await this.#session.accessToken(opts.signal);
+    try {
+      return await send(token);
+    } catch (error) {
+      if (!(error instanceof AuthenticationError) || error.status !== 401) throw error;
+    }
+    return send(await this.#session.renewAfterRejection(token, opts.signal));
+  }
+}
+
+/** Endpoint 6's query string. The cursor is passed back exactly as received. */
+export function pageQueryString(query: PageQuery): string {
+  const params = new URLSearchParams();
+  if (query.since !== undefined) params.set('since', query.since);
+  if (query.until !== undefined) params.set('until', query.until);
+  if (query.cursor !== undefined) params.set('cursor', query.cursor);
+  if (query.limit !== undefined) params.set('limit', String(query.limit));
+  if (query.sort !== undefined) params.set('sort', query.sort);
+  if (query.includeTotal === true) params.set('includeTotal', 'true');
+  return params.toString();
+}
+
+function transportOptions(options: ClientOptions): ConstructorParameters<typeof Transport>[0] {
+  return {
+    ca: options.ca,
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.connections !== undefined ? { connections: options.connections } : {}),
+  };
+}

@@ -1,0 +1,155 @@
+// HTTPS transport on undici: one keep-alive agent (a pool per origin), the caller's extra CA
+// trusted through the connector, certificate checks always on. Every failure leaves here as a
+// LenderError or an AbortError; undici's own errors never escape, because some carry request
+// headers (and so the bearer token).
+import { Agent } from 'undici';
+import { CertificateError, NetworkError, RequestTimeoutError } from './errors.ts';
+import { normalizeAuthUrl } from './config.ts';
+import { abortErrorFrom } from './abort.ts';
+import { userAgent } from './version.ts';
+
+export interface TransportOptions {
+  /** Extra trusted CA certificate(s), PEM. Added to Node's defaults by the TLS connector. */
+  ca?: string | Buffer | undefined;
+  /** Time allowed for one request, headers and body together. Default 30 s. */
+  timeoutMs?: number;
+  /** Sockets per origin. Default 16. */
+  connections?: number;
+  /** Idle time before a kept-alive socket is closed. Default 10 s. */
+  keepAliveTimeoutMs?: number;
+}
+
+export interface TransportRequest {
+  method: 'GET' | 'POST';
+  /** Absolute https URL. */
+  url: string;
+  /** Serialised as JSON when present. */
+  body?: unknown;
+  headers?: Record<string, string>;
+  signal?: AbortSignal | undefined;
+  timeoutMs?: number | undefined;
+}
+
+export interface TransportResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The whole body as text. */
+  text: string;
+}
+
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+// Node's TLS verification failures: retrying cannot fix any of them.
+const CERTIFICATE_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED', 'CERT_REJECTED', 'CERT_SIGNATURE_FAILURE', 'ERR_TLS_CERT_ALTNAME_INVALID',
+  'HOSTNAME_MISMATCH', 'INVALID_CA', 'UNABLE_TO_DECRYPT_CERT_SIGNATURE', 'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
+]);
+
+export class Transport {
+  readonly #agent: Agent;
+  readonly #timeoutMs: number;
+  /** HTTP requests handed to the network, for client.stats. */
+  sent = 0;
+
+  constructor(options: TransportOptions = {}) {
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#agent = new Agent({
+      connections: options.connections ?? 16,
+      keepAliveTimeout: options.keepAliveTimeoutMs ?? 10_000,
+      // The overall timer below is the real limit; these only stop a socket idling forever.
+      headersTimeout: this.#timeoutMs,
+      bodyTimeout: this.#timeoutMs,
+      connect: options.ca === undefined ? {} : { ca: options.ca },
+    });
+  }
+
+  async request(req: TransportRequest): Promise<TransportResponse> {
+    const url = new URL(req.url);
+    // Checked here as well as in config so no code path can send a token over plain HTTP.
+    normalizeAuthUrl(url.origin);
+    if (req.signal?.aborted) throw abortErrorFrom(req.signal);
+
+    const timeoutMs = req.timeoutMs ?? this.#timeoutMs;
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), timeoutMs);
+    const signal = req.signal === undefined ? timeout.signal : AbortSignal.any([req.signal, timeout.signal]);
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'user-agent': userAgent,
+      ...req.headers,
+    };
+    let body: string | undefined;
+    if (req.body !== undefined) {
+      body = JSON.stringify(req.body);
+      headers['content-type'] = 'application/json';
+    }
+    try {
+      this.sent += 1;
+      const res = await this.#agent.request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method: req.method,
+        headers,
+        body,
+        signal,
+      });
+      // Read fully before returning: a reset mid-body must fail this request, not a later parse.
+      const text = await res.body.text();
+      return { status: res.statusCode, headers: res.headers, text };
+    } catch (error) {
+      if (req.signal?.aborted) throw abortErrorFrom(req.signal);
+      if (timeout.signal.aborted) {
+        throw new RequestTimeoutError(
+          `No complete response from ${url.host} within ${timeoutMs} ms; the service may be slow or unreachable.`,
+        );
+      }
+      throw networkErrorFrom(error, url);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+}
+
+/** The code of an error or of the first error in its cause chain that has one. */
+function errorCode(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'UND_ERR_SOCKET' && code !== 'UND_ERR_CONNECT') return code;
+  }
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * A NetworkError that keeps only the failure's name, code and message as its cause. The
+ * original undici error is dropped on purpose: it may hold the request's headers or socket.
+ */
+export function networkErrorFrom(error: unknown, url: URL): NetworkError {
+  const code = errorCode(error);
+  const original = error instanceof Error ? error : undefined;
+  const cause = new Error(original?.message ?? String(error));
+  cause.name = original?.name ?? 'Error';
+  if (code !== undefined) (cause as Error & { code?: string }).code = code;
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+    return new RequestTimeoutError(`No complete response from ${url.host} in time (${code}); the service may be slow or unreachable.`, { cause });
+  }
+  if (code !== undefined && CERTIFICATE_CODES.has(code)) {
+    return new CertificateError(
+      `The TLS certificate of ${url.host} could not be verified (${code}); if it is the sandbox or uses a private CA, ` +
+        'trust that CA with --ca-file, LENDER_CA_FILE or the ca option.',
+      code,
+      { cause },
+    );
+  }
+  const what = code === 'ECONNREFUSED' ? 'the connection was refused'
+    : code === 'ENOTFOUND' ? 'the host name could not be resolved'
+    : code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || original?.name === 'SocketError' ? 'the connection was closed before a full response arrived'
+    : `the connection failed${code ? ` (${code})` : ''}`;
+  return new NetworkError(`Could not reach ${url.host}: ${what}.`, { cause });
+}

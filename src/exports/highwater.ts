@@ -1,0 +1,130 @@
+// Cursor-value bookkeeping (pure): the high-water mark of a load, the last position inside a
+// window, and the boundary filters that keep an inclusive `since` from delivering a row twice.
+import type { ExportRow } from '../client/types.ts';
+
+/** A cursor-field value and the ids of the rows delivered at exactly that value. */
+export interface ValueMark {
+  value: string;
+  ids: string[];
+}
+
+/** The row's upsert key: public_id, else id (SPEC.md: public_id is the stable identifier). */
+export function rowKey(row: ExportRow): string {
+  const key = row.public_id ?? row.id;
+  if (typeof key === 'string') return key;
+  if (typeof key === 'number' || typeof key === 'bigint') return String(key);
+  // No identifier at all: the row's content is the only thing that tells two rows apart.
+  return JSON.stringify(row);
+}
+
+export function cursorValueOf(row: ExportRow, field: string): string | null {
+  const v = row[field];
+  return typeof v === 'string' ? v : null;
+}
+
+/**
+ * Orders two cursor values. Same-shaped UTC ISO strings compare as text (fast path, 1M rows);
+ * otherwise by instant, and by text when the instants are equal (sub-millisecond precision).
+ */
+export function compareCursorValues(a: string, b: string): number {
+  if (a === b) return 0;
+  if (a.length === b.length && a.endsWith('Z') && b.endsWith('Z')) return a < b ? -1 : 1;
+  const ma = Date.parse(a);
+  const mb = Date.parse(b);
+  if (Number.isFinite(ma) && Number.isFinite(mb) && ma !== mb) return ma < mb ? -1 : 1;
+  return a < b ? -1 : 1;
+}
+
+/** Mutable tracker of the greatest value delivered and the ids delivered at it. */
+export class HighWaterTracker {
+  #value: string | null;
+  #ids: Set<string>;
+
+  constructor(start: ValueMark | null = null) {
+    this.#value = start?.value ?? null;
+    this.#ids = new Set(start?.ids ?? []);
+  }
+
+  observe(rows: readonly ExportRow[], field: string): void {
+    for (const row of rows) {
+      const v = cursorValueOf(row, field);
+      if (v === null) continue;
+      const cmp = this.#value === null ? 1 : compareCursorValues(v, this.#value);
+      if (cmp > 0) {
+        this.#value = v;
+        this.#ids = new Set([rowKey(row)]);
+      } else if (cmp === 0) {
+        this.#ids.add(rowKey(row));
+      }
+    }
+  }
+
+  snapshot(): ValueMark | null {
+    return this.#value === null ? null : { value: this.#value, ids: [...this.#ids] };
+  }
+}
+
+/**
+ * The last value in delivery order inside one window, with the ids delivered at it; what is
+ * needed to re-read the rest of a window as a narrower one after a mid-window 504.
+ */
+export function advanceLast(last: ValueMark | null, rows: readonly ExportRow[], field: string): ValueMark | null {
+  let end = rows.length - 1;
+  while (end >= 0 && cursorValueOf(rows[end]!, field) === null) end -= 1;
+  if (end < 0) return last;
+  const value = cursorValueOf(rows[end]!, field)!;
+  const ids = last !== null && compareCursorValues(last.value, value) === 0 ? new Set(last.ids) : new Set<string>();
+  for (let i = end; i >= 0; i -= 1) {
+    const v = cursorValueOf(rows[i]!, field);
+    if (v === null) continue;
+    if (compareCursorValues(v, value) !== 0) break;
+    ids.add(rowKey(rows[i]!));
+  }
+  return { value, ids: [...ids] };
+}
+
+/** Predicate of rows that were already delivered and must be dropped. */
+export type DeliveredFilter = (row: ExportRow, field: string) => boolean;
+
+/** Drops rows at exactly mark.value whose id is in mark.ids (the inclusive-since boundary). */
+export function boundaryFilter(mark: ValueMark | null): DeliveredFilter | null {
+  if (mark === null || mark.ids.length === 0) return null;
+  const ids = new Set(mark.ids);
+  return (row, field) => {
+    const v = cursorValueOf(row, field);
+    return v !== null && compareCursorValues(v, mark.value) === 0 && ids.has(rowKey(row));
+  };
+}
+
+/** Drops rows whose id was delivered before at the same cursor value (lookback dedupe). */
+export function seenFilter(seen: Readonly<Record<string, string>> | null): DeliveredFilter | null {
+  if (seen === null) return null;
+  return (row, field) => {
+    const v = cursorValueOf(row, field);
+    const before = seen[rowKey(row)];
+    return v !== null && before !== undefined && compareCursorValues(before, v) === 0;
+  };
+}
+
+export function applyFilters(rows: ExportRow[], filters: readonly (DeliveredFilter | null)[], field: string): ExportRow[] {
+  const active = filters.filter((f): f is DeliveredFilter => f !== null);
+  if (active.length === 0) return rows;
+  return rows.filter((row) => !active.some((f) => f(row, field)));
+}
+
+/**
+ * Lookback memory: id -> cursor value of rows delivered at or after `floor`, so a re-read of the
+ * lookback span can tell a row already delivered in this version from a late or changed one.
+ */
+export function recordSeen(seen: Record<string, string>, rows: readonly ExportRow[], field: string, floor: string): void {
+  for (const row of rows) {
+    const v = cursorValueOf(row, field);
+    if (v !== null && compareCursorValues(v, floor) >= 0) seen[rowKey(row)] = v;
+  }
+}
+
+export function pruneSeen(seen: Record<string, string>, floor: string): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [id, v] of Object.entries(seen)) if (compareCursorValues(v, floor) >= 0) kept[id] = v;
+  return kept;
+}

@@ -1,0 +1,148 @@
+// Load state of each dataset and the stores that keep it. A store maps a key (the dataset code,
+// or "S1/D03" when addressed by section) to the JSON document below.
+import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { ConfigError } from '../client/errors.ts';
+import type { ValueMark } from './highwater.ts';
+import type { Window, Windowing } from './windows.ts';
+
+/** Where a load stands: the last page delivered. `cursor: null` means that window is done. */
+export interface LoadPosition {
+  window: Window;
+  cursor: string | null;
+  /** Last value delivered inside `window` and the ids at it (to re-read the rest after a 504). */
+  last: ValueMark | null;
+}
+
+/** An unfinished load, kept so a re-run resumes it with the options it started with. */
+export interface LoadRecord {
+  kind: 'initial' | 'incremental';
+  /** The load's fixed end: windows are cut up to here. Also when the load started. */
+  end: string;
+  since: string | null;
+  until: string | null;
+  origin: string;
+  windowing: Windowing;
+  sort: 'asc' | 'desc';
+  /** Rows at the inclusive since that the previous load delivered already. */
+  skip: ValueMark | null;
+  position: LoadPosition | null;
+}
+
+export interface DatasetState {
+  version: 1;
+  dataset: string;
+  /** Greatest cursor value delivered by any load, and the ids delivered at exactly it. */
+  highWater: ValueMark | null;
+  /** Present while a load is unfinished. */
+  load: LoadRecord | null;
+  /** Set when the last load completed. */
+  completedAt?: string;
+  /** With `lookback`: id -> cursor value of rows delivered inside the lookback span. */
+  seen?: Record<string, string>;
+}
+
+export interface StateStore {
+  load(key: string): Promise<DatasetState | undefined>;
+  save(key: string, state: DatasetState): Promise<void>;
+}
+
+/** A store in memory; for tests and for callers that persist checkpoints themselves. */
+export function memoryState(initial: Record<string, DatasetState> = {}): StateStore & { snapshot(): Record<string, DatasetState> } {
+  const map = new Map<string, string>(Object.entries(initial).map(([k, v]) => [k, JSON.stringify(v)]));
+  return {
+    async load(key) {
+      const text = map.get(key);
+      return text === undefined ? undefined : (JSON.parse(text) as DatasetState);
+    },
+    async save(key, state) {
+      // Stored as text so later mutation of the caller's object cannot change what was saved.
+      map.set(key, JSON.stringify(state));
+    },
+    snapshot() {
+      return Object.fromEntries([...map].map(([k, v]) => [k, JSON.parse(v) as DatasetState]));
+    },
+  };
+}
+
+interface StateFile {
+  version: 1;
+  datasets: Record<string, DatasetState>;
+}
+
+/**
+ * A JSON file holding the state of every dataset. Each save rewrites the whole file atomically:
+ * a temporary file in the same folder is written and fsynced, then renamed over the old one, so
+ * a crash leaves either the previous state or the new one, never a torn file.
+ */
+export function fileState(path: string): StateStore & { readonly path: string } {
+  let cache: Promise<StateFile> | undefined;
+  let queue: Promise<unknown> = Promise.resolve();
+  let counter = 0;
+
+  const read = (): Promise<StateFile> => {
+    cache ??= (async () => {
+      let text: string;
+      try {
+        text = await readFile(path, 'utf8');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, datasets: {} };
+        throw error;
+      }
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        throw new ConfigError(`The state file ${path} is not valid JSON; move it away to start the loads afresh.`);
+      }
+      const file = parsed as Partial<StateFile>;
+      if (file.version !== 1 || typeof file.datasets !== 'object' || file.datasets === null) {
+        throw new ConfigError(`The state file ${path} is not a lender-streams state file (version 1).`);
+      }
+      return file as StateFile;
+    })();
+    return cache;
+  };
+
+  const write = async (file: StateFile): Promise<void> => {
+    await mkdir(dirname(path), { recursive: true });
+    counter += 1;
+    const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${counter}.tmp`);
+    const handle = await open(tmp, 'w');
+    try {
+      await handle.writeFile(JSON.stringify(file, null, 1));
+      await handle.sync();
+    } catch (error) {
+      await handle.close();
+      await unlink(tmp).catch(() => undefined);
+      throw error;
+    }
+    await handle.close();
+    await rename(tmp, path);
+    // The rename itself is durable only once the folder's entry is flushed (where supported).
+    const dir = await open(dirname(path), 'r').catch(() => undefined);
+    if (dir !== undefined) {
+      await dir.sync().catch(() => undefined);
+      await dir.close();
+    }
+  };
+
+  return {
+    path,
+    async load(key) {
+      const file = await read();
+      const state = file.datasets[key];
+      return state === undefined ? undefined : (structuredClone(state) as DatasetState);
+    },
+    save(key, state) {
+      // Saves are serialised so that an older snapshot can never be renamed over a newer one.
+      const next = queue.then(async () => {
+        const file = await read();
+        file.datasets[key] = structuredClone(state);
+        await write(file);
+      });
+      queue = next.catch(() => undefined);
+      return next;
+    },
+  };
+}

@@ -1,0 +1,113 @@
+// sync(): initial-then-incremental loads of datasets into <out>/<code>.ndjson. Per page the
+// rows are appended and flushed to disk first, and only then is the state saved: a crash can
+// make the re-run write the last unsaved page again, never skip one.
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ServiceApi } from '../client/api.ts';
+import type { DatasetRef } from '../client/types.ts';
+import { exportPages, resolveDataset, type ExportOptions, type ExportStream } from './export-stream.ts';
+import { fileState, type StateStore } from './state.ts';
+
+export interface SyncOptions extends Omit<ExportOptions, 'state' | 'resume' | 'stateKey' | 'since' | 'until' | 'sort'> {
+  /** Folder of the NDJSON files. */
+  out: string;
+  /** Default: a file state at <out>/.lender-state.json. */
+  state?: StateStore;
+  /** Called with each dataset's stream before it is read, e.g. to show progress. */
+  onStream?: (stream: ExportStream) => void;
+}
+
+export interface DatasetSyncSummary {
+  dataset: string;
+  file: string;
+  mode: 'initial' | 'incremental' | 'resumed';
+  rows: number;
+  pages: number;
+  windows: number;
+  splits: number;
+  retries: number;
+}
+
+export const DEFAULT_STATE_FILE = '.lender-state.json';
+
+/** The available datasets of the live catalog, in catalog order. */
+export async function availableDatasets(api: ServiceApi, signal?: AbortSignal): Promise<DatasetRef[]> {
+  const catalog = await api.catalog(signal === undefined ? {} : { signal });
+  const refs: DatasetRef[] = [];
+  for (const section of catalog.sections) {
+    for (const d of section.datasets) if (d.available) refs.push({ section: section.code, dataset: d.code });
+  }
+  return refs;
+}
+
+/**
+ * Loads each dataset in turn. Without a list, the catalog's available datasets. Returns a summary
+ * per dataset code. An abort (signal) stops after the page being written, with its state saved.
+ */
+export async function sync(
+  api: ServiceApi,
+  datasets: readonly DatasetRef[] | undefined,
+  opts: SyncOptions,
+): Promise<Record<string, DatasetSyncSummary>> {
+  await mkdir(opts.out, { recursive: true });
+  const store = opts.state ?? fileState(join(opts.out, DEFAULT_STATE_FILE));
+  const refs = datasets ?? (await availableDatasets(api, opts.signal));
+  const summary: Record<string, DatasetSyncSummary> = {};
+  for (const ref of refs) {
+    const resolved = resolveDataset(ref);
+    // State is keyed by code whichever way the dataset was named, so the CLI and the catalog agree.
+    const key = resolved.code;
+    const file = join(opts.out, `${resolved.code}.ndjson`);
+    const stream = exportPages(api, ref, { ...opts, resume: (await store.load(key)) ?? null, stateKey: key });
+    opts.onStream?.(stream);
+    const handle = await openForAppend(file);
+    try {
+      for await (const page of stream) {
+        if (page.rows.length > 0) {
+          let text = '';
+          for (const row of page.rows) text += JSON.stringify(row) + '\n';
+          await handle.write(text);
+          await handle.datasync();
+        }
+        await store.save(key, page.checkpoint.state);
+      }
+      if (stream.completedState !== null) await store.save(key, stream.completedState);
+    } finally {
+      await handle.close();
+    }
+    summary[resolved.code] = {
+      dataset: resolved.code, file, mode: stream.loadMode ?? 'initial',
+      ...stream.stats,
+    };
+  }
+  return summary;
+}
+
+/**
+ * Opens the file for appending, first cutting a torn last line left by a crash mid-write: that
+ * line belongs to a page whose state was never saved, so the re-run writes it again whole.
+ */
+async function openForAppend(path: string): Promise<FileHandle> {
+  const handle = await open(path, 'a+');
+  try {
+    const { size } = await handle.stat();
+    if (size > 0) {
+      const chunk = Buffer.alloc(Math.min(size, 64 * 1024));
+      let end = size;
+      let keep = -1;
+      while (end > 0 && keep < 0) {
+        const start = Math.max(0, end - chunk.length);
+        const { bytesRead } = await handle.read(chunk, 0, end - start, start);
+        const nl = chunk.subarray(0, bytesRead).lastIndexOf(0x0a);
+        if (nl >= 0) keep = start + nl + 1;
+        end = start;
+      }
+      if (keep < 0) keep = 0;
+      if (keep < size) await handle.truncate(keep);
+    }
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+  return handle;
+}

@@ -1,0 +1,242 @@
+// Validation of the Account object of SPEC.md Endpoint 3. Pure: a request body in, either the
+// normalised records or the 400 `errors` array out.
+//
+// Required fields. The spec has two lists that disagree and only fixes the intersection-ish "must
+// fail" set (accountId, status, debtorCompanyId, firstName, principal). The sandbox enforces that
+// set plus the rest of the prose reference's list (lastName, language, subAccountId): subAccountId
+// is what a record updates, so without it processing has no key; and the prose list is the one a
+// lender reads. The machine schema's extras (birthDate, dateDue, phones, loanType) are optional
+// here, but validated whenever sent. A client that satisfies this sandbox therefore sends every
+// field either list makes mandatory for the processing to mean anything.
+//
+// Error entries. One entry per failed accountId; several failing records of one accountId merge
+// into one entry (duplicate messages kept once). A record whose accountId is missing or not a
+// non-empty string is reported under accountId "" - such a record always fails, so a client can
+// still tell that every record without a usable accountId was rejected.
+import { isIsoAlpha3 } from './country-codes.ts';
+import {
+  type Check,
+  checkIntegerInRange,
+  checkMoney,
+  checkOneOf,
+  checkOptionalDate,
+  checkOptionalString,
+  checkRequiredString,
+  isAbsent,
+  isEmailLike,
+  isPlainObject,
+} from './field-checks.ts';
+import type {
+  AccountErrorEntry,
+  AccountInput,
+  AccountOperation,
+  AddressInput,
+  EmailInput,
+  PhoneInput,
+  Validated,
+} from './types.ts';
+
+const ACCOUNT_STATUSES: readonly number[] = [1, 2, 3];
+export const ACCOUNT_STATUS_MESSAGE = 'Invalid status value. Accepted values: 1, 2, 3';
+export const LANGUAGES = ['en', 'ar'] as const;
+export const GENDERS = ['male', 'female'] as const;
+const ADDRESS_FIELDS = ['externalId', 'street', 'city', 'area', 'zip', 'country', 'type'] as const;
+const OPTIONAL_STRINGS = ['idNumber', 'emiratesId', 'passportNumber', 'nationality', 'merchant'] as const;
+
+type Outcome<T> = { ok: true; value: T } | { ok: false; accountId: string; errors: string[] };
+
+function push(errors: string[], check: Check): void {
+  if (check !== undefined) errors.push(check);
+}
+
+function checkStatus(value: unknown): Check {
+  if (isAbsent(value)) return 'status is required';
+  return typeof value === 'number' && ACCOUNT_STATUSES.includes(value) ? undefined : ACCOUNT_STATUS_MESSAGE;
+}
+
+function checkPhones(value: unknown, errors: string[]): void {
+  if (isAbsent(value)) return;
+  if (!Array.isArray(value)) return void errors.push('phones must be an array');
+  value.forEach((phone: unknown, i) => {
+    const at = `phones[${i}]`;
+    if (!isPlainObject(phone)) return void errors.push(`${at} must be an object`);
+    push(errors, checkRequiredString(`${at}.number`, phone.number));
+    push(errors, checkOptionalString(`${at}.type`, phone.type));
+  });
+}
+
+function checkEmails(value: unknown, errors: string[]): void {
+  if (isAbsent(value)) return;
+  if (!Array.isArray(value)) return void errors.push('emails must be an array');
+  value.forEach((email: unknown, i) => {
+    const at = `emails[${i}]`;
+    if (!isPlainObject(email)) return void errors.push(`${at} must be an object`);
+    const missing = checkRequiredString(`${at}.email`, email.email);
+    if (missing !== undefined) errors.push(missing);
+    else if (!isEmailLike(email.email as string)) errors.push(`${at}.email must be a valid email address`);
+    push(errors, checkOptionalString(`${at}.type`, email.type));
+  });
+}
+
+function checkAddresses(value: unknown, errors: string[]): void {
+  if (isAbsent(value)) return;
+  if (!Array.isArray(value)) return void errors.push('addresses must be an array');
+  value.forEach((address: unknown, i) => {
+    const at = `addresses[${i}]`;
+    if (!isPlainObject(address)) return void errors.push(`${at} must be an object`);
+    for (const field of ADDRESS_FIELDS) push(errors, checkOptionalString(`${at}.${field}`, address[field]));
+    const country = address.country;
+    if (typeof country === 'string' && !isIsoAlpha3(country)) {
+      errors.push(`${at}.country must be a valid ISO 3166-1 alpha-3 code`);
+    }
+  });
+}
+
+/** The record's own errors, in field order of SPEC.md's table. */
+export function accountErrors(raw: Record<string, unknown>): string[] {
+  const errors: string[] = [];
+  push(errors, checkStatus(raw.status));
+  push(errors, checkRequiredString('debtorCompanyId', raw.debtorCompanyId));
+  push(errors, checkRequiredString('firstName', raw.firstName));
+  push(errors, checkRequiredString('lastName', raw.lastName));
+  // language is required (prose list): absent or blank is "required", anything else not en/ar
+  // is the enum message.
+  const language = raw.language;
+  if (isAbsent(language) || language === '') errors.push('language is required');
+  else push(errors, checkOneOf('language', language, LANGUAGES));
+  push(errors, checkOptionalString('idNumber', raw.idNumber));
+  push(errors, checkOptionalString('emiratesId', raw.emiratesId));
+  push(errors, checkOptionalString('passportNumber', raw.passportNumber));
+  push(errors, checkOptionalDate('birthDate', raw.birthDate));
+  push(errors, checkOneOf('gender', raw.gender, GENDERS));
+  push(errors, checkOptionalString('nationality', raw.nationality));
+  checkPhones(raw.phones, errors);
+  checkEmails(raw.emails, errors);
+  checkAddresses(raw.addresses, errors);
+  push(errors, checkRequiredString('accountId', raw.accountId));
+  push(errors, checkRequiredString('subAccountId', raw.subAccountId));
+  push(errors, checkOptionalString('merchant', raw.merchant));
+  push(errors, checkOptionalDate('dateDue', raw.dateDue));
+  push(errors, checkMoney('principal', raw.principal, true));
+  push(errors, checkMoney('interest', raw.interest, false));
+  push(errors, checkMoney('fees', raw.fees, false));
+  push(errors, checkMoney('paidAmount', raw.paidAmount, false));
+  push(errors, checkOptionalDate('paidDate', raw.paidDate, true));
+  if (!isAbsent(raw.additionalData) && !isPlainObject(raw.additionalData)) {
+    errors.push('additionalData must be an object');
+  }
+  push(errors, checkIntegerInRange('loanType', raw.loanType, 1, 8));
+  return errors;
+}
+
+function pickString(raw: Record<string, unknown>, field: string): string | undefined {
+  const value = raw[field];
+  return typeof value === 'string' ? value : undefined;
+}
+
+function normalisePhones(value: unknown): PhoneInput[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  return value.map((p: Record<string, unknown>) =>
+    typeof p.type === 'string' ? { number: p.number as string, type: p.type } : { number: p.number as string },
+  );
+}
+
+function normaliseEmails(value: unknown): EmailInput[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  return value.map((e: Record<string, unknown>) =>
+    typeof e.type === 'string' ? { email: e.email as string, type: e.type } : { email: e.email as string },
+  );
+}
+
+function normaliseAddresses(value: unknown): AddressInput[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  return value.map((a: Record<string, unknown>) => {
+    const address: Record<string, string> = {};
+    for (const field of ADDRESS_FIELDS) {
+      const v = a[field];
+      if (typeof v === 'string') address[field] = v;
+    }
+    return address;
+  });
+}
+
+/** Copies only the known fields of an already valid record, so unknown keys never reach state. */
+function normalise(raw: Record<string, unknown>): AccountInput {
+  const record: Record<string, unknown> = {
+    status: raw.status as AccountOperation,
+    debtorCompanyId: raw.debtorCompanyId,
+    accountId: raw.accountId,
+    subAccountId: raw.subAccountId,
+    firstName: raw.firstName,
+    lastName: raw.lastName,
+    language: raw.language,
+    principal: raw.principal,
+  };
+  for (const field of [
+    ...OPTIONAL_STRINGS, 'birthDate', 'gender', 'dateDue', 'interest', 'fees', 'paidAmount', 'paidDate',
+  ]) {
+    const value = pickString(raw, field);
+    if (value !== undefined) record[field] = value;
+  }
+  const phones = normalisePhones(raw.phones);
+  if (phones) record.phones = phones;
+  const emails = normaliseEmails(raw.emails);
+  if (emails) record.emails = emails;
+  const addresses = normaliseAddresses(raw.addresses);
+  if (addresses) record.addresses = addresses;
+  if (isPlainObject(raw.additionalData)) record.additionalData = raw.additionalData;
+  if (typeof raw.loanType === 'number') record.loanType = raw.loanType;
+  return record as unknown as AccountInput;
+}
+
+/** The accountId a failed record is reported under (see the header comment). */
+export function errorAccountId(raw: unknown): string {
+  if (!isPlainObject(raw)) return '';
+  const id = raw.accountId;
+  return typeof id === 'string' && id.trim() !== '' ? id : '';
+}
+
+export function validateAccount(raw: unknown): Outcome<AccountInput> {
+  if (!isPlainObject(raw)) return { ok: false, accountId: '', errors: ['account must be an object'] };
+  const errors = accountErrors(raw);
+  if (errors.length > 0) return { ok: false, accountId: errorAccountId(raw), errors };
+  return { ok: true, value: normalise(raw) };
+}
+
+/** Folds per-record failures into one entry per accountId, in order of first failure. */
+export function mergeErrorEntries(failures: readonly { accountId: string; errors: readonly string[] }[]): AccountErrorEntry[] {
+  const byId = new Map<string, Set<string>>();
+  for (const failure of failures) {
+    let messages = byId.get(failure.accountId);
+    if (!messages) byId.set(failure.accountId, (messages = new Set()));
+    for (const message of failure.errors) messages.add(message);
+  }
+  return [...byId].map(([accountId, messages]) => ({ accountId, errors: [...messages] }));
+}
+
+/** The request-level check shared by both account endpoints: `{ accounts: [...] }`. */
+export function readAccountsArray(body: unknown): { ok: true; items: readonly unknown[] } | { ok: false; errors: AccountErrorEntry[] } {
+  if (!isPlainObject(body) || isAbsent(body.accounts)) {
+    return { ok: false, errors: [{ accountId: '', errors: ['accounts is required'] }] };
+  }
+  if (!Array.isArray(body.accounts)) {
+    return { ok: false, errors: [{ accountId: '', errors: ['accounts must be an array'] }] };
+  }
+  return { ok: true, items: body.accounts };
+}
+
+/** Validates a whole request body. An empty `accounts` array is valid and queues nothing: the
+ * spec does not forbid it, and a client flushing an empty batch should not see a failure. */
+export function validateAccountsRequest(body: unknown): Validated<AccountInput> {
+  const read = readAccountsArray(body);
+  if (!read.ok) return read;
+  const records: AccountInput[] = [];
+  const failures: { accountId: string; errors: string[] }[] = [];
+  for (const item of read.items) {
+    const outcome = validateAccount(item);
+    if (outcome.ok) records.push(outcome.value);
+    else failures.push(outcome);
+  }
+  if (failures.length > 0) return { ok: false, errors: mergeErrorEntries(failures) };
+  return { ok: true, records };
+}

@@ -1,0 +1,69 @@
+// GET /admin/v3/lenders/:lenderPublicId/exports/:sectionCode/:datasetCode (SPEC.md Endpoint 6).
+// The server has already checked the token and that the path's lender is the token's.
+import { type DatasetCode, datasetInfo, SCHEMA_VERSION, sectionInfo } from '../../catalog/datasets.ts';
+import type { RouteRequest, RouteResponse, SandboxStats } from '../contracts.ts';
+import { type Availability, isAvailable } from './catalog.ts';
+import { CursorError, decodeCursor, encodeCursor } from './cursor.ts';
+import { exportError, exportOk, MESSAGES } from './envelopes.ts';
+import { isoOrNull, parsePageQuery, QueryError } from './query.ts';
+import { readPage } from './read-page.ts';
+import type { ExportStore } from './store.ts';
+
+/** The largest via datasets: an unbounded read of them can hit the gateway timeout. */
+const BUDGETED_DATASETS: ReadonlySet<DatasetCode> = new Set(['D03', 'D23']);
+
+export interface FetchSettings {
+  readonly available: Availability;
+  readonly viaBudget: number;
+  readonly countBudget: number;
+  readonly totalCap: number;
+  readonly readFrom: 'primary' | 'secondary';
+}
+
+export function handleFetch(req: RouteRequest, store: ExportStore, settings: FetchSettings, stats: SandboxStats): RouteResponse {
+  const tenant = req.tenant;
+  if (tenant === undefined) return exportError(401, 'Access denied. Invalid token.', req.requestId);
+  const section = sectionInfo(req.params['sectionCode'] ?? '');
+  if (section === undefined) return exportError(404, MESSAGES.unknownSection, req.requestId);
+  const info = datasetInfo(req.params['datasetCode'] ?? '');
+  if (info === undefined || info.section !== section.code) return exportError(404, MESSAGES.unknownDataset, req.requestId);
+  if (!isAvailable(info, settings.available)) return exportError(404, MESSAGES.unavailable(info.code), req.requestId);
+
+  let query;
+  let after = null;
+  try {
+    query = parsePageQuery(req.url.searchParams);
+    if (query.cursor !== null) after = decodeCursor(query.cursor, info.code, query.sort);
+  } catch (error) {
+    if (error instanceof CursorError) return exportError(500, MESSAGES.malformedCursor, req.requestId);
+    if (error instanceof QueryError) return exportError(500, error.message, req.requestId);
+    throw error;
+  }
+
+  const result = readPage(store.table(tenant.index, info.code), { ...query, after }, {
+    pathKind: info.pathKind,
+    unboundedScanBudget: BUDGETED_DATASETS.has(info.code) ? settings.viaBudget : null,
+    countBudget: settings.countBudget,
+    totalCap: settings.totalCap,
+  });
+  if (result.kind === 'gateway-timeout') return exportError(504, MESSAGES.gatewayTimeout, req.requestId);
+
+  stats['exportPages'] = (stats['exportPages'] ?? 0) + 1;
+  stats['exportRows'] = (stats['exportRows'] ?? 0) + result.rows.length;
+  const nextCursor = result.next === null ? null : encodeCursor({ dataset: info.code, sort: query.sort, ...result.next });
+  return exportOk({
+    section: { code: section.code, name: section.name },
+    dataset: { code: info.code, name: info.name },
+    rows: result.rows,
+    pagination: { limit: query.limit, returned: result.rows.length, nextCursor, ...result.total },
+    meta: {
+      schemaVersion: SCHEMA_VERSION,
+      cursorField: info.cursorField,
+      sort: query.sort,
+      since: isoOrNull(query.since),
+      until: isoOrNull(query.until),
+      tenantPathKind: info.pathKind,
+      readFrom: settings.readFrom,
+    },
+  });
+}

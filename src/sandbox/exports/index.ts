@@ -1,0 +1,98 @@
+// The export half of the sandbox: catalog and fetch routes, the listener that turns the accounts
+// state into D01/D02/D03/D05, and the admin calls that make data move (advance, churn).
+import type { ExportsModule, PortfolioListener, Route, RouteResponse, SandboxContext } from '../contracts.ts';
+import { catalogBody } from './catalog.ts';
+import { Churn } from './churn.ts';
+import { exportOk } from './envelopes.ts';
+import { handleFetch, type FetchSettings } from './fetch-handler.ts';
+import { tableKey } from './generated-rows.ts';
+import { accountRaw, debtorRaw, eventRaw, subAccountRaw } from './portfolio-rows.ts';
+import { ExportStore } from './store.ts';
+import { lenderIdOf } from './table.ts';
+
+/** Knobs of the export half that SandboxOptions does not carry. */
+export interface ExportsTuning {
+  /** meta.readFrom of every page. Default 'primary'. */
+  readonly readFrom?: 'primary' | 'secondary';
+  /** Store rows a windowed includeTotal count of a via dataset may evaluate before it answers
+   * totalNote 'timeout'. Default: options.viaBudget (the same planner limit as unbounded reads). */
+  readonly countBudget?: number;
+}
+
+/** Churn above this would spend the event loop on writes rather than on serving pages. */
+const MAX_CHURN_RATE = 100_000;
+
+export function createExportsModule(ctx: SandboxContext, tuning: ExportsTuning = {}): ExportsModule {
+  const { seed, scale } = ctx.options;
+  const store = new ExportStore({ seed, scale, tenantIndexes: ctx.tenants.map((t) => t.index) });
+  const churn = new Churn(seed, () => store.builtGeneratedTables(), () => ctx.now().getTime());
+  const settings = (): FetchSettings => ({
+    // Read live: the options object is the sandbox's, and availability may be flipped on it.
+    available: ctx.options.available,
+    viaBudget: ctx.options.viaBudget,
+    countBudget: tuning.countBudget ?? ctx.options.viaBudget,
+    totalCap: ctx.options.totalCap,
+    readFrom: tuning.readFrom ?? 'primary',
+  });
+
+  const listener: PortfolioListener = {
+    debtor(tenant, record) {
+      store.portfolio(tenant.index, 'D01').upsert(record.id, record.updatedAt, () => debtorRaw(record, lenderIdOf(tenant.index)));
+    },
+    account(tenant, record) {
+      store.portfolio(tenant.index, 'D02').upsert(record.id, record.updatedAt, () => accountRaw(record, lenderIdOf(tenant.index)));
+    },
+    subAccount(tenant, record) {
+      store.portfolio(tenant.index, 'D03').upsert(record.id, record.updatedAt, () => subAccountRaw(record, lenderIdOf(tenant.index)));
+    },
+    event(tenant, record) {
+      const key = tableKey(seed, tenant.index, 'D05');
+      store.portfolio(tenant.index, 'D05').upsert(record.id, record.createdAt, () => eventRaw(record, lenderIdOf(tenant.index), key));
+    },
+  };
+
+  const advance = (): { updated: number; inserted: number } => store.advance(ctx.now().getTime());
+
+  const routes: Route[] = [
+    {
+      method: 'GET',
+      pattern: '/admin/v3/lenders/:lenderPublicId/exports/catalog',
+      auth: 'export',
+      handler: () => exportOk(catalogBody(ctx.options.available)),
+    },
+    {
+      method: 'GET',
+      pattern: '/admin/v3/lenders/:lenderPublicId/exports/:sectionCode/:datasetCode',
+      auth: 'export',
+      handler: (req) => handleFetch(req, store, settings(), ctx.stats),
+    },
+    { method: 'POST', pattern: '/__sandbox/advance', auth: 'admin', handler: () => ({ status: 200, body: advance() }) },
+    {
+      method: 'POST',
+      pattern: '/__sandbox/churn',
+      auth: 'admin',
+      handler: (req) => setChurn(churn, req.body),
+    },
+  ];
+
+  return {
+    routes,
+    listener,
+    advance,
+    start() {
+      if (ctx.options.churnRate > 0) churn.setRate(Math.min(ctx.options.churnRate, MAX_CHURN_RATE));
+    },
+    close() {
+      churn.close();
+    },
+  };
+}
+
+function setChurn(churn: Churn, body: unknown): RouteResponse {
+  const rate = (body as { rate?: unknown } | undefined)?.rate;
+  if (typeof rate !== 'number' || !Number.isFinite(rate) || rate < 0 || rate > MAX_CHURN_RATE) {
+    return { status: 400, body: { error: `Body must be {"rate": N} with N rows per second between 0 and ${MAX_CHURN_RATE}; 0 stops.` } };
+  }
+  churn.setRate(rate);
+  return { status: 200, body: { rate, written: churn.written } };
+}

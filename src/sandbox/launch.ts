@@ -1,0 +1,142 @@
+// Assembles a running sandbox from its parts: options, context, certificate, the accounts and
+// exports modules, the auth and admin routes, and the HTTPS server. The modules come in as
+// factories so this wiring can be exercised on its own.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type {
+  AccountsModule, ExportsModule, FaultSettings, LenderAccount, PortfolioListener, SandboxContext,
+  SandboxOptions, SandboxStats,
+} from './contracts.ts';
+import { createAdminRoutes } from './admin-routes.ts';
+import { authInvalidBody, createAuthRoutes } from './auth-routes.ts';
+import { createContext } from './context.ts';
+import { applyFaultPatch } from './faults.ts';
+import { resolveOptions } from './options.ts';
+import { Router } from './router.ts';
+import { SandboxServer } from './server.ts';
+import { generateTls } from './tls.ts';
+import { TokenIssuer } from './tokens.ts';
+
+/** What a client needs to log in, in the shape LenderClient.login takes. */
+export interface SandboxCredentials {
+  readonly authUrl: string;
+  readonly lender: string;
+  readonly email: string;
+  readonly password: string;
+  /** PEM of the sandbox's certificate, to trust as a CA. */
+  readonly ca: string;
+}
+
+export interface Sandbox {
+  readonly host: string;
+  readonly port: number;
+  /** https://HOST:PORT, the `{auth_url}` of SPEC.md. */
+  readonly authUrl: string;
+  /** authUrl + '/admin/v3', the `{base_url}` of SPEC.md. */
+  readonly baseUrl: string;
+  readonly ca: string;
+  /** The CA PEM on disk (a fresh temp folder), for tools such as `curl --cacert`; removed by close(). */
+  readonly caFile: string;
+  /** At least `demo` and `other`. */
+  readonly lenders: readonly LenderAccount[];
+  credentials(lender?: string): SandboxCredentials;
+  stats(): SandboxStats;
+  /** Resolves once the accounts background queue is empty. */
+  drain(): Promise<void>;
+  /** Changes latency, fault rates or token lifetime live; a `faults` map replaces the old one. */
+  setFaults(patch: Partial<FaultSettings>): FaultSettings;
+  /** Updates some export rows and inserts new ones (deterministic per seed). */
+  advance(): { updated: number; inserted: number };
+  close(): Promise<void>;
+}
+
+export interface ModuleFactories {
+  exports(ctx: SandboxContext): ExportsModule;
+  accounts(ctx: SandboxContext, listener: PortfolioListener): AccountsModule;
+}
+
+/** A URL host for a bind address; wildcard binds are reached over loopback. */
+export function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function reportHandlerError(error: unknown, where: string): void {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`lender sandbox: unexpected error in ${where}: ${message}\n`);
+}
+
+export async function launchSandbox(options: SandboxOptions | undefined, factories: ModuleFactories): Promise<Sandbox> {
+  const resolved = resolveOptions(options);
+  const ctx = createContext(resolved);
+  const tls = await generateTls(resolved.host);
+  const tokens = new TokenIssuer(() => ctx.faults.tokenTtlSeconds);
+
+  const exportsModule = factories.exports(ctx);
+  const accountsModule = factories.accounts(ctx, exportsModule.listener);
+  const stats = (): SandboxStats => ({ ...ctx.stats, queueDepth: accountsModule.queueDepth() });
+  const setFaults = (patch: unknown): FaultSettings => {
+    const live = applyFaultPatch(ctx.faults, patch);
+    return { latencyMs: live.latencyMs, faults: { ...live.faults }, tokenTtlSeconds: live.tokenTtlSeconds };
+  };
+
+  const router = new Router([
+    ...createAuthRoutes(ctx, tokens),
+    ...createAdminRoutes({ stats, drain: () => accountsModule.drain(), setFaults }),
+    ...exportsModule.routes,
+    ...accountsModule.routes,
+  ]);
+  const server = new SandboxServer({ ctx, router, tokens, tls, invalidBody: authInvalidBody, onHandlerError: reportHandlerError });
+
+  let caDir: string | undefined;
+  const shutdown = async (): Promise<void> => {
+    accountsModule.close?.();
+    exportsModule.close?.();
+    await server.close();
+    if (caDir !== undefined) await rm(caDir, { recursive: true, force: true });
+  };
+
+  let address;
+  try {
+    // Exports first: the seeded portfolio flows through its listener into the export tables.
+    await exportsModule.start?.();
+    await accountsModule.start?.();
+    address = await server.listen(resolved.port, resolved.host);
+    caDir = await mkdtemp(join(tmpdir(), 'lender-sandbox-'));
+    await writeFile(join(caDir, 'ca.pem'), tls.cert, { mode: 0o644 });
+  } catch (error) {
+    await shutdown().catch(() => undefined);
+    throw error;
+  }
+
+  const authUrl = `https://${urlHost(resolved.host)}:${address.port}`;
+  const lenders: LenderAccount[] = ctx.tenants.map(({ lender, email, password, lenderPublicId }) => ({ lender, email, password, lenderPublicId }));
+  let closing: Promise<void> | undefined;
+
+  return {
+    host: resolved.host,
+    port: address.port,
+    authUrl,
+    baseUrl: `${authUrl}/admin/v3`,
+    ca: tls.cert,
+    caFile: join(caDir, 'ca.pem'),
+    lenders,
+    credentials(lender = 'demo') {
+      const account = lenders.find((l) => l.lender === lender);
+      if (account === undefined) {
+        throw new Error(`the sandbox has no lender '${lender}'; it has ${lenders.map((l) => l.lender).join(', ')}`);
+      }
+      return { authUrl, lender: account.lender, email: account.email, password: account.password, ca: tls.cert };
+    },
+    stats,
+    drain: () => accountsModule.drain(),
+    setFaults,
+    advance: () => exportsModule.advance(),
+    close() {
+      closing ??= shutdown();
+      return closing;
+    },
+  };
+}

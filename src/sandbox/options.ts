@@ -1,0 +1,87 @@
+// Defaults and range checks of SandboxOptions. Every bad value is refused here, at start, with a
+// sentence naming the option, so neither the CLI nor the server has to second-guess them later.
+import { isDatasetCode } from '../catalog/datasets.ts';
+import type { ResolvedSandboxOptions, SandboxOptions } from './contracts.ts';
+import { FaultSpecError, validateFaultRates } from './faults-spec.ts';
+
+export const DEFAULT_OPTIONS = {
+  port: 0,
+  host: '127.0.0.1',
+  seed: 42,
+  scale: 1000,
+  latencyMs: 0,
+  tokenTtlSeconds: 900,
+  totalCap: 100_000,
+  viaBudget: 50_000,
+  churnRate: 0,
+  maxBodyBytes: 10 * 1024 * 1024,
+} as const;
+
+/** Largest injected latency; beyond it a sandbox looks hung rather than slow. */
+export const MAX_LATENCY_MS = 600_000;
+
+export class SandboxOptionsError extends Error {
+  override name = 'SandboxOptionsError';
+}
+
+function integer(name: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new SandboxOptionsError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+function nonNegative(name: string, value: unknown, max: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > max) {
+    throw new SandboxOptionsError(`${name} must be a number from 0 to ${max}, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+export function validateLatency(value: unknown): number {
+  return integer('latencyMs', value, 0, MAX_LATENCY_MS);
+}
+
+export function validateTokenTtl(value: unknown): number {
+  // 0 is allowed on purpose: every access token is born expired, which tests the refresh path.
+  return integer('tokenTtlSeconds', value, 0, 30 * 24 * 3600);
+}
+
+export function resolveOptions(options: SandboxOptions = {}): ResolvedSandboxOptions {
+  const o = { ...DEFAULT_OPTIONS, ...stripUndefined(options) };
+  const host = o.host;
+  if (typeof host !== 'string' || host.trim() === '') {
+    throw new SandboxOptionsError(`host must be a non-empty address such as 127.0.0.1, got ${JSON.stringify(host)}`);
+  }
+  let faults;
+  try {
+    faults = validateFaultRates(options.faults ?? {});
+  } catch (error) {
+    if (error instanceof FaultSpecError) throw new SandboxOptionsError(error.message);
+    throw error;
+  }
+  const available: ResolvedSandboxOptions['available'] = {};
+  for (const [code, flag] of Object.entries(options.available ?? {})) {
+    if (!isDatasetCode(code)) throw new SandboxOptionsError(`available names an unknown dataset code '${code}'`);
+    if (typeof flag !== 'boolean') throw new SandboxOptionsError(`available.${code} must be true or false`);
+    available[code] = flag;
+  }
+  return {
+    port: integer('port', o.port, 0, 65535),
+    host,
+    seed: integer('seed', o.seed, 0, 2 ** 31 - 1),
+    scale: integer('scale', o.scale, 0, 10_000_000),
+    latencyMs: validateLatency(o.latencyMs),
+    tokenTtlSeconds: validateTokenTtl(o.tokenTtlSeconds),
+    totalCap: integer('totalCap', o.totalCap, 1, Number.MAX_SAFE_INTEGER),
+    viaBudget: integer('viaBudget', o.viaBudget, 1, Number.MAX_SAFE_INTEGER),
+    churnRate: nonNegative('churnRate', o.churnRate, 1_000_000),
+    maxBodyBytes: integer('maxBodyBytes', o.maxBodyBytes, 1024, 1024 * 1024 * 1024),
+    faults,
+    available,
+  };
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

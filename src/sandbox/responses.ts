@@ -1,0 +1,64 @@
+// Error bodies in the shape each kind of route documents (SPEC.md "Errors"): account and auth
+// routes answer `{ error }`, export routes `{ success: false, message, requestId }`.
+import type { RouteAuth, RouteResponse } from './contracts.ts';
+
+export const SERVER_ERROR_MESSAGE = 'Something went wrong. Please try again later.';
+
+export function json(status: number, body: unknown, headers?: Readonly<Record<string, string>>): RouteResponse {
+  return headers === undefined ? { status, body } : { status, body, headers };
+}
+
+function exportError(status: number, message: string, requestId: string): RouteResponse {
+  return json(status, { success: false, message, requestId });
+}
+
+export function unauthorized(auth: RouteAuth, requestId: string): RouteResponse {
+  return auth === 'export'
+    ? exportError(401, 'Access denied. Invalid token.', requestId)
+    : json(401, { error: 'Unauthorized' });
+}
+
+/** A path lenderPublicId that is not the token's lender. Export routes document 403. The account
+ * endpoints document no 403 (only 200/400/401/500), so they answer the documented 401: a client
+ * that follows the spec treats it as "this token does not open that resource". */
+export function lenderMismatch(auth: RouteAuth, requestId: string): RouteResponse {
+  return auth === 'export' ? exportError(403, 'Lender ID mismatch', requestId) : json(401, { error: 'Unauthorized' });
+}
+
+const FAILURE_TEXT: Record<number, { error: string; message: string }> = {
+  500: { error: SERVER_ERROR_MESSAGE, message: 'Internal server error' },
+  503: { error: 'Service unavailable. Please try again later.', message: 'Service unavailable' },
+  504: { error: 'Gateway timeout. Please try again later.', message: 'Gateway timeout' },
+};
+
+/** 500/503/504 for a route kind; SPEC.md documents the 500 text of account and auth routes. */
+export function failure(auth: RouteAuth, status: 500 | 503 | 504, requestId: string): RouteResponse {
+  const text = FAILURE_TEXT[status]!;
+  return auth === 'export' ? exportError(status, text.message, requestId) : json(status, { error: text.error });
+}
+
+export function tooLarge(auth: RouteAuth, limit: number, requestId: string): RouteResponse {
+  const message = `Request body is larger than the limit of ${limit} bytes.`;
+  return auth === 'export' ? exportError(413, message, requestId) : json(413, { error: message });
+}
+
+/** Non-JSON body on an account route: the accounts envelope, with a message instead of per-account
+ * entries, because no account could be read. Admin routes answer `{ error }`. */
+export function invalidJson(auth: RouteAuth): RouteResponse {
+  const message = 'Request body must be valid JSON.';
+  return auth === 'accounts'
+    ? json(400, { code: 400, message, body: '', errors: [] })
+    : json(400, { error: message });
+}
+
+export function notFound(method: string, path: string): RouteResponse {
+  return json(404, { error: `No endpoint matches ${method} ${path}.` });
+}
+
+export function methodNotAllowed(method: string, path: string, allowed: readonly string[]): RouteResponse {
+  return json(405, { error: `Method ${method} is not allowed on ${path}; use ${allowed.join(' or ')}.` }, { allow: allowed.join(', ') });
+}
+
+export function badRequestTarget(): RouteResponse {
+  return json(400, { error: 'The request target is not a valid path.' });
+}

@@ -1,0 +1,53 @@
+// The sandbox's certificate: generated at every start (no key material on disk or in git),
+// self-signed and marked as a CA so clients can pass the same PEM as their trusted `ca`.
+import { isIP } from 'node:net';
+import selfsigned from 'selfsigned';
+
+export interface TlsMaterial {
+  /** PEM private key; stays in memory. */
+  readonly key: string;
+  /** PEM certificate; doubles as the CA clients trust. */
+  readonly cert: string;
+}
+
+const VALID_DAYS = 30;
+
+type AltName = { type: 2; value: string } | { type: 7; ip: string };
+
+const LOOPBACK_NAMES: AltName[] = [
+  { type: 2, value: 'localhost' },
+  { type: 7, ip: '127.0.0.1' },
+  { type: 7, ip: '::1' },
+];
+
+/** Subject names for a bind address, so a sandbox bound to a LAN address or host name still
+ * verifies. Wildcard binds are reached over loopback, which the defaults cover. */
+export function altNamesFor(host: string): AltName[] {
+  const names = [...LOOPBACK_NAMES];
+  if (host === '0.0.0.0' || host === '::' || host === '') return names;
+  const already = names.some((n) => ('ip' in n ? n.ip : n.value) === host);
+  if (!already) names.push(isIP(host) !== 0 ? { type: 7, ip: host } : { type: 2, value: host });
+  return names;
+}
+
+export async function generateTls(host = '127.0.0.1', commonName = 'lender-streams sandbox'): Promise<TlsMaterial> {
+  // Backdated an hour so a client whose clock lags a little still accepts it.
+  const notBeforeDate = new Date(Date.now() - 3600_000);
+  const notAfterDate = new Date(notBeforeDate.getTime() + VALID_DAYS * 24 * 3600_000);
+  const pems = await selfsigned.generate([{ name: 'commonName', value: commonName }], {
+    keySize: 2048,
+    algorithm: 'sha256',
+    notBeforeDate,
+    notAfterDate,
+    extensions: [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, keyCertSign: true, critical: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      {
+        name: 'subjectAltName',
+        altNames: altNamesFor(host),
+      },
+    ],
+  });
+  return { key: pems.private, cert: pems.cert };
+}

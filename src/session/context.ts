@@ -1,0 +1,237 @@
+// The session: a logged-in client plus short helpers for exploring (REPL, notebooks). Helpers
+// are arrow-function fields so they can be destructured (`const { rows } = session`) and put
+// straight into a REPL context. Every helper that does I/O takes the caller's signal and the
+// interrupt signal of the REPL (Ctrl-C), whichever aborts first.
+import type { Readable } from 'node:stream';
+import { inspect } from 'node:util';
+import type { LenderClient } from '../client/client.ts';
+import type { DatasetRef, ExportRow } from '../client/types.ts';
+import type { AccountWriterOptions } from '../accounts/account-writer.ts';
+import { exportPages, exportRows, type ExportOptions, type ExportPage } from '../exports/export-stream.ts';
+import { fileState, type StateStore } from '../exports/state.ts';
+import { sync as syncDatasets, type DatasetSyncSummary, type SyncOptions } from '../exports/sync.ts';
+import { countRows, codeOf, type CountOptions } from './count.ts';
+import { pushRecords, flagRecords, type RecordSource } from './writes.ts';
+import { CatalogView, Count, PageSummary, RowList, WriteResult } from './results.ts';
+import { TextTable, barChart, type TableOptions } from './table.ts';
+
+export interface Identity {
+  readonly authUrl: string;
+  readonly lender: string;
+  readonly email: string;
+  readonly lenderPublicId: string;
+  readonly sandbox: boolean;
+}
+
+/** The embedded sandbox as the session exposes it: no credentials, only the knobs. */
+export interface SandboxHandle {
+  readonly authUrl: string;
+  readonly caFile: string;
+  stats(): Record<string, number>;
+  drain(): Promise<void>;
+  advance(): { updated: number; inserted: number };
+}
+
+export interface SessionParts {
+  client: LenderClient;
+  catalog: CatalogView;
+  identity: Omit<Identity, 'lenderPublicId'>;
+  /** Logs in again with the credentials the session was opened with. */
+  login: (signal?: AbortSignal) => Promise<LenderClient>;
+  /** Secret values the session knows (password): for history and output filters only. */
+  secrets: () => string[];
+  sandbox?: SandboxHandle;
+  /** Stops what the session started (the embedded sandbox). */
+  dispose?: () => Promise<void>;
+}
+
+export interface RowsOptions extends Omit<ExportOptions, 'limit' | 'state' | 'resume' | 'stateKey'> {
+  /** Rows to return. Default 10. */
+  limit?: number;
+}
+
+export interface PagesOptions extends Omit<ExportOptions, 'state' | 'resume' | 'stateKey'> {
+  /** Pages to return. Default 1. */
+  pages?: number;
+}
+
+export interface SessionSyncOptions extends Omit<SyncOptions, 'state'> {
+  /** A state store, or the path of a JSON state file. Default <out>/.lender-state.json. */
+  state?: StateStore | string;
+}
+
+export const DEFAULT_ROWS = 10;
+
+export class LenderSession {
+  #client: LenderClient;
+  #catalog: CatalogView;
+  readonly #parts: SessionParts;
+  #interrupt: (() => AbortSignal | undefined) | undefined;
+  #closed = false;
+
+  constructor(parts: SessionParts) {
+    this.#parts = parts;
+    this.#client = parts.client;
+    this.#catalog = parts.catalog;
+  }
+
+  /** The logged-in client (replaced by relogin()). */
+  get client(): LenderClient {
+    return this.#client;
+  }
+
+  /** The live catalog as read at open (or by refreshCatalog()). */
+  get catalog(): CatalogView {
+    return this.#catalog;
+  }
+
+  get sandbox(): SandboxHandle | undefined {
+    return this.#parts.sandbox;
+  }
+
+  /** Dataset codes of the live catalog, available or not (for completion). */
+  get datasetCodes(): string[] {
+    return this.#catalog.datasets().map((d) => d.code);
+  }
+
+  /** The REPL hands in the signal of the evaluation running now, aborted by Ctrl-C. */
+  setInterruptSource(source: (() => AbortSignal | undefined) | undefined): void {
+    this.#interrupt = source;
+  }
+
+  /** Secret values to keep out of history and outputs; never printed. */
+  knownSecrets(): string[] {
+    return this.#parts.secrets();
+  }
+
+  whoami = (): Identity => {
+    const id: Identity = { ...this.#parts.identity, lenderPublicId: this.#client.lenderPublicId };
+    return id;
+  };
+
+  refreshCatalog = async (opts: { signal?: AbortSignal } = {}): Promise<CatalogView> => {
+    this.#catalog = new CatalogView(await this.#client.catalog({ signal: this.#signal(opts.signal) }));
+    return this.#catalog;
+  };
+
+  /** Logs in again (new tokens) with the credentials the session was opened with. */
+  relogin = async (opts: { signal?: AbortSignal } = {}): Promise<Identity> => {
+    const fresh = await this.#parts.login(this.#signal(opts.signal));
+    const old = this.#client;
+    this.#client = fresh;
+    await old.close();
+    return this.whoami();
+  };
+
+  /** The first `limit` rows (default 10) of a dataset, as an array that prints as a table. */
+  rows = async (dataset: DatasetRef, opts: RowsOptions = {}): Promise<RowList> => {
+    const want = opts.limit ?? DEFAULT_ROWS;
+    const { limit: _limit, ...rest } = opts;
+    const out: ExportRow[] = [];
+    if (want <= 0) return RowList.forDataset(codeOf(dataset), out);
+    const stream = exportRows(this.#client, dataset, { ...rest, limit: Math.min(want, 1000), signal: this.#signal(opts.signal) });
+    for await (const row of stream) {
+      out.push(row as ExportRow);
+      if (out.length >= want) break;
+    }
+    return RowList.forDataset(codeOf(dataset), out);
+  };
+
+  /** The first `pages` pages (default 1), each printed as a one-line summary. */
+  pages = async (dataset: DatasetRef, opts: PagesOptions = {}): Promise<PageSummary[]> => {
+    const want = opts.pages ?? 1;
+    const { pages: _pages, ...rest } = opts;
+    const out: PageSummary[] = [];
+    if (want <= 0) return out;
+    for await (const page of exportPages(this.#client, dataset, { ...rest, signal: this.#signal(opts.signal) })) {
+      out.push(new PageSummary(page as ExportPage));
+      if (out.length >= want) break;
+    }
+    return out;
+  };
+
+  /**
+   * Rows in the dataset (includeTotal). Via datasets have no total without a time bound, so they
+   * are counted per calendar month from the export origin and summed (`window` changes the span).
+   */
+  count = async (dataset: DatasetRef, opts: CountOptions = {}): Promise<Count> =>
+    countRows(this.#client, dataset, { ...opts, signal: this.#signal(opts.signal) });
+
+  /** The rows as a Readable (async-iterable), for pipelines and `for await`. */
+  stream = (dataset: DatasetRef, opts: ExportOptions = {}): Readable =>
+    exportRows(this.#client, dataset, { ...opts, signal: this.#signal(opts.signal) });
+
+  /** Pushes account records (an array, an iterable, or an NDJSON/JSON file path). */
+  push = async (records: RecordSource, opts: AccountWriterOptions = {}): Promise<WriteResult> =>
+    pushRecords(this.#client, records, { ...opts, signal: this.#signal(opts.signal) });
+
+  /** Sets disputed / do-not-contact flags (`status`: 5|6 or 'disputed'|'doNotContact'). */
+  flag = async (records: RecordSource, opts: { signal?: AbortSignal } = {}): Promise<WriteResult> =>
+    flagRecords(this.#client, records, { signal: this.#signal(opts.signal) });
+
+  /** Initial-then-incremental load into `out` (default: every available dataset). */
+  sync = async (datasets: readonly DatasetRef[] | DatasetRef | undefined, opts: SessionSyncOptions): Promise<SyncResult> => {
+    const list = datasets === undefined ? undefined : Array.isArray(datasets) ? datasets : [datasets as DatasetRef];
+    const { state: stateOption, ...rest } = opts;
+    const state = typeof stateOption === 'string' ? fileState(stateOption) : stateOption;
+    const summary = await syncDatasets(this.#client, list, {
+      ...rest,
+      ...(state !== undefined ? { state } : {}),
+      signal: this.#signal(opts.signal),
+    });
+    return new SyncResult(summary);
+  };
+
+  /** A compact text table of rows (all fields, or the ones named). */
+  table = (rows: Iterable<object>, fields?: readonly string[], opts?: TableOptions): TextTable =>
+    new TextTable([...rows], fields, opts);
+
+  /** A horizontal bar chart of label → value, as text. */
+  chart = (data: Readonly<Record<string, number>> | ReadonlyArray<readonly [string, number]>, width?: number): TextTable =>
+    barChart(data, width);
+
+  close = async (): Promise<void> => {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      await this.#client.close();
+    } finally {
+      await this.#parts.dispose?.();
+    }
+  };
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  #signal(own: AbortSignal | undefined): AbortSignal | undefined {
+    const fromRepl = this.#interrupt?.();
+    if (own === undefined) return fromRepl;
+    if (fromRepl === undefined) return own;
+    return AbortSignal.any([own, fromRepl]);
+  }
+
+  toJSON(): object {
+    return { ...this.whoami(), datasets: this.#catalog.available() };
+  }
+
+  [inspect.custom](): string {
+    const id = this.whoami();
+    const where = id.sandbox ? 'embedded sandbox' : id.authUrl;
+    return `LenderSession ${id.lender} (${id.email}) on ${where}; ${this.#catalog.available().length} datasets available`;
+  }
+}
+
+/** Per-dataset outcome of sync(), printed as a table. */
+export class SyncResult {
+  constructor(readonly datasets: Readonly<Record<string, DatasetSyncSummary>>) {}
+
+  toJSON(): object {
+    return this.datasets;
+  }
+
+  [inspect.custom](): string {
+    const rows = Object.values(this.datasets);
+    return new TextTable(rows, ['dataset', 'mode', 'rows', 'pages', 'windows', 'splits', 'retries'], { maxRows: Infinity }).text;
+  }
+}

@@ -1,0 +1,69 @@
+// count(): totals via includeTotal. A via dataset gives no total for an unbounded request
+// (totalNote 'window_required'), and a large window may hit the count's time budget, so via
+// datasets (or any dataset given a `window`) are counted window by window and summed.
+import type { ServiceApi } from '../client/api.ts';
+import type { DatasetRef, Pagination } from '../client/types.ts';
+import { datasetInfo } from '../catalog/datasets.ts';
+import { DEFAULT_ORIGIN, planWindows, resolveWindowing, type Window, type WindowOption } from '../exports/windows.ts';
+import { Count } from './results.ts';
+
+export interface CountOptions {
+  since?: string;
+  until?: string;
+  /** Window per count request. Default: one request for direct datasets, months for via ones. */
+  window?: WindowOption;
+  /** Window counts asked at once. Default 4. */
+  concurrency?: number;
+  signal?: AbortSignal;
+}
+
+export function codeOf(ref: DatasetRef): string {
+  return typeof ref === 'string' ? ref : ref.dataset;
+}
+
+export async function countRows(api: ServiceApi, ref: DatasetRef, opts: CountOptions = {}): Promise<Count> {
+  const code = codeOf(ref);
+  const pathKind = datasetInfo(code)?.pathKind ?? 'direct';
+  const windowing = resolveWindowing(opts.window ?? 'auto', pathKind);
+  const windows: Window[] = windowing.kind === 'single' || windowing.kind === 'none'
+    ? [{ since: opts.since ?? null, until: opts.until ?? null }]
+    : [...planWindows({
+      since: opts.since ?? DEFAULT_ORIGIN,
+      until: opts.until ?? null,
+      end: new Date().toISOString(),
+      windowing,
+      sort: 'asc',
+    })];
+
+  const results: Pagination[] = new Array(windows.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < windows.length) {
+      const i = next++;
+      const w = windows[i]!;
+      const page = await api.fetchPage(ref, {
+        limit: 1,
+        includeTotal: true,
+        ...(w.since !== null ? { since: w.since } : {}),
+        ...(w.until !== null ? { until: w.until } : {}),
+      }, { signal: opts.signal });
+      results[i] = page.pagination;
+    }
+  };
+  const workers = Math.max(1, Math.min(opts.concurrency ?? 4, windows.length));
+  await Promise.all(Array.from({ length: workers }, worker));
+
+  let total: number | null = 0;
+  let exact = true;
+  const notes = new Set<string>();
+  for (const p of results) {
+    if (p.totalNote !== undefined) notes.add(p.totalNote);
+    if (typeof p.total !== 'number') {
+      total = null;
+      continue;
+    }
+    if (total !== null) total += p.total;
+    if (p.totalExact === false) exact = false;
+  }
+  return new Count(code, total, total !== null && exact, windows.length, [...notes]);
+}

@@ -1,0 +1,33 @@
+// What counts as a secret in text the REPL keeps (history) or a notebook saves (outputs).
+// Two strengths: history refuses any line that merely looks sensitive, because a refused line
+// costs nothing; output scans look only for real secret values, because outputs legitimately
+// mention words like "token" (e.g. a 'refresh' event).
+
+/** JWTs (the service's tokens are JWTs): base64url of '{"' is 'eyJ'. */
+const JWT = /eyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}/;
+const SENSITIVE_WORDS = /pass(?:word|wd)|token|secret|bearer|authorization|credential/i;
+/** Shorter values would match too much ordinary text to be worth scanning for. */
+const MIN_SECRET_LENGTH = 6;
+
+function usable(secrets: Iterable<string | undefined>): string[] {
+  const out: string[] = [];
+  for (const s of secrets) if (typeof s === 'string' && s.length >= MIN_SECRET_LENGTH) out.push(s);
+  return out;
+}
+
+/** True when a REPL line must not be written to history. */
+export function looksSensitive(line: string, knownSecrets: Iterable<string | undefined> = []): boolean {
+  if (SENSITIVE_WORDS.test(line) || JWT.test(line)) return true;
+  return usable(knownSecrets).some((s) => line.includes(s));
+}
+
+/** Secret values (or JWT-looking strings) found in text; empty when it is clean. Never
+ * returns the value itself, only what kind was found, so the report cannot leak it either. */
+export function findLeaks(text: string, knownSecrets: Iterable<string | undefined> = []): string[] {
+  const found: string[] = [];
+  usable(knownSecrets).forEach((s, i) => {
+    if (text.includes(s)) found.push(`known secret #${i + 1}`);
+  });
+  if (JWT.test(text)) found.push('a JWT-looking string');
+  return found;
+}

@@ -1,0 +1,82 @@
+// Compact text tables for the REPL and notebooks: plain strings (no ANSI), so they read the
+// same in a terminal, a saved notebook output and a log file.
+import { inspect } from 'node:util';
+
+export interface TableOptions {
+  /** Widest a cell may be before it is cut with '…'. Default 36 (a UUID fits). */
+  maxWidth?: number;
+  /** Rows shown before a "… N more rows" line. Default 50. */
+  maxRows?: number;
+}
+
+function cellText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (value instanceof Date) return value.toISOString();
+  return JSON.stringify(value) ?? String(value);
+}
+
+function cut(text: string, width: number): string {
+  const flat = text.replace(/\s+/g, ' ');
+  return flat.length <= width ? flat : `${flat.slice(0, Math.max(1, width - 1))}…`;
+}
+
+/** Union of the keys of the rows, in first-seen order. */
+export function fieldsOf(rows: readonly object[]): string[] {
+  const seen = new Set<string>();
+  for (const row of rows) for (const key of Object.keys(row)) seen.add(key);
+  return [...seen];
+}
+
+export function formatTable(rows: readonly object[], fields?: readonly string[], opts: TableOptions = {}): string {
+  const maxWidth = opts.maxWidth ?? 36;
+  const maxRows = opts.maxRows ?? 50;
+  const cols = fields && fields.length > 0 ? [...fields] : fieldsOf(rows);
+  if (cols.length === 0) return rows.length === 0 ? '(no rows)' : `(${rows.length} rows without fields)`;
+  const shown = rows.slice(0, maxRows);
+  const raw = shown.map((row) => cols.map((c) => (row as Record<string, unknown>)[c]));
+  const cells = raw.map((values) => values.map((v) => cut(cellText(v), maxWidth)));
+  const numeric = cols.map((_, i) => raw.length > 0 && raw.every((values) => values[i] === null || values[i] === undefined || typeof values[i] === 'number'));
+  const widths = cols.map((c, i) => Math.max(cut(c, maxWidth).length, ...cells.map((r) => r[i]!.length)));
+  const line = (values: string[]) =>
+    values.map((v, i) => (numeric[i] ? v.padStart(widths[i]!) : v.padEnd(widths[i]!))).join('  ').trimEnd();
+  const out = [line(cols.map((c) => cut(c, maxWidth))), widths.map((w) => '─'.repeat(w)).join('  ')];
+  for (const r of cells) out.push(line(r));
+  if (rows.length > shown.length) out.push(`… ${rows.length - shown.length} more rows`);
+  return out.join('\n');
+}
+
+/** A table that prints as itself: no quotes in the REPL, plain text in a notebook and as JSON. */
+export class TextTable {
+  readonly text: string;
+  readonly rowCount: number;
+
+  constructor(rows: readonly object[], fields?: readonly string[], opts?: TableOptions) {
+    this.text = formatTable(rows, fields, opts);
+    this.rowCount = rows.length;
+  }
+
+  toString(): string {
+    return this.text;
+  }
+
+  toJSON(): string {
+    return this.text;
+  }
+
+  [inspect.custom](): string {
+    return this.text;
+  }
+}
+
+/** One bar per label, scaled to `width` characters; dependency-free, reads anywhere. */
+export function barChart(data: Readonly<Record<string, number>> | ReadonlyArray<readonly [string, number]>, width = 40): TextTable {
+  const entries = Array.isArray(data) ? [...(data as ReadonlyArray<readonly [string, number]>)] : Object.entries(data);
+  const max = Math.max(0, ...entries.map(([, v]) => v));
+  const rows = entries.map(([label, value]) => {
+    const n = max > 0 ? Math.round((value / max) * width) : 0;
+    return { label, value, bar: `${'█'.repeat(n)}${value > 0 && n === 0 ? '▏' : ''}` };
+  });
+  return new TextTable(rows, ['label', 'value', 'bar'], { maxWidth: width + 1, maxRows: Infinity });
+}

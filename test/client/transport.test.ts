@@ -1,0 +1,201 @@
+// Transport failure modes against tiny local servers: plain HTTP refused before any socket,
+// bodies that are not what the service documents, resets, timeouts and aborts.
+import assert from 'node:assert/strict';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { LenderClient } from '../../src/client/client.ts';
+import {
+  AbortError, CertificateError, InsecureUrlError, NetworkError, ProtocolError, RequestTimeoutError, ServerError,
+} from '../../src/client/errors.ts';
+import { Transport } from '../../src/client/transport.ts';
+import { generateTls } from '../../src/sandbox/tls.ts';
+
+const session = { token: 'not-a-jwt', refreshToken: 'not-a-refresh-token', lenderPublicId: 'lender-1' };
+const noRetry = { attempts: 1 };
+
+describe('plain HTTP is refused before any I/O', () => {
+  let server: NetServer;
+  let port: number;
+  let connections = 0;
+  before(async () => {
+    server = createNetServer((socket) => {
+      connections += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('login, resume and the transport all refuse http:// and the listener sees no connection', async () => {
+    const authUrl = `http://127.0.0.1:${port}`;
+    await assert.rejects(LenderClient.login({ authUrl, lender: 'demo', email: 'e', password: 'p' }), (error: unknown) => {
+      assert.ok(error instanceof InsecureUrlError);
+      assert.match(error.message, /requires HTTPS/);
+      return true;
+    });
+    assert.throws(() => LenderClient.resume({ authUrl, lender: 'demo', session }), InsecureUrlError);
+    const transport = new Transport();
+    await assert.rejects(transport.request({ method: 'GET', url: `${authUrl}/x` }), InsecureUrlError);
+    await transport.close();
+    // The listener is real: prove it would have counted a connection.
+    await new Promise<void>((resolve) => setTimeout(resolve, 20));
+    assert.equal(connections, 0);
+    const probe = await import('node:net').then((net) => net.connect(port, '127.0.0.1'));
+    await new Promise<void>((resolve) => probe.once('close', () => resolve()).once('error', () => resolve()));
+    assert.equal(connections, 1);
+  });
+});
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+describe('responses that break the protocol', () => {
+  let server: HttpsServer;
+  let ca: string;
+  let authUrl: string;
+  let handler: Handler = (_req, res) => res.end();
+  const clients: LenderClient[] = [];
+
+  before(async () => {
+    const tls = await generateTls('127.0.0.1');
+    ca = tls.cert;
+    server = createHttpsServer({ key: tls.key, cert: tls.cert }, (req, res) => handler(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    authUrl = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  function client(options: { timeoutMs?: number; withCa?: boolean } = {}): LenderClient {
+    const c = LenderClient.resume({
+      authUrl, lender: 'demo', session, retry: noRetry, proactiveRefresh: false,
+      ...(options.withCa === false ? {} : { ca }),
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    });
+    clients.push(c);
+    return c;
+  }
+
+  it('an HTML page with status 200 → ProtocolError naming the status', async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<!DOCTYPE html><html><body>Maintenance</body></html>');
+    };
+    await assert.rejects(client().catalog(), (error: unknown) => {
+      assert.ok(error instanceof ProtocolError, String(error));
+      assert.match(error.message, /status 200/);
+      assert.match(error.message, /not JSON/);
+      assert.match(error.message, /DOCTYPE/);
+      return true;
+    });
+  });
+
+  it('a complete response whose JSON is cut short → ProtocolError', async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"code":200,"message":"ok","body":{"schemaVersion":"v1","sect');
+    };
+    await assert.rejects(client().catalog(), ProtocolError);
+  });
+
+  it('valid JSON of the wrong shape → ProtocolError, not a TypeError', async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ code: 200, message: 'ok', body: { rows: 'nope' }, errors: [] }));
+    };
+    await assert.rejects(client().fetchPage('D07', {}), ProtocolError);
+    await assert.rejects(client().catalog(), ProtocolError);
+  });
+
+  it('an HTML 404 → ProtocolError; an HTML 502 → ServerError', async () => {
+    handler = (req, res) => {
+      res.writeHead(req.url?.includes('D07') ? 404 : 502, { 'content-type': 'text/html' });
+      res.end('<html><body>nginx</body></html>');
+    };
+    await assert.rejects(client().fetchPage('D07', {}), ProtocolError);
+    await assert.rejects(client().catalog(), ServerError);
+  });
+
+  it('a connection reset in the middle of the body → NetworkError', async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '400' });
+      res.write('{"code":200,"message":"ok","body":{', () => setImmediate(() => res.socket?.destroy()));
+    };
+    await assert.rejects(client().catalog(), (error: unknown) => {
+      assert.ok(error instanceof NetworkError, String(error));
+      assert.ok(!(error instanceof RequestTimeoutError));
+      return true;
+    });
+  });
+
+  it('no response within the timeout → RequestTimeoutError', async () => {
+    handler = () => undefined;
+    await assert.rejects(client({ timeoutMs: 150 }).catalog(), RequestTimeoutError);
+  });
+
+  it('a body that stalls midway also hits the timeout', async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '400' });
+      res.write('{"code":200,');
+    };
+    await assert.rejects(client({ timeoutMs: 150 }).catalog(), RequestTimeoutError);
+  });
+
+  it('an abort rejects with an AbortError carrying the reason, and is not retried', async () => {
+    let requests = 0;
+    handler = () => {
+      requests += 1;
+    };
+    const controller = new AbortController();
+    const c = LenderClient.resume({ authUrl, lender: 'demo', session, ca, proactiveRefresh: false });
+    clients.push(c);
+    const pending = c.catalog({ signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('user stopped')), 50);
+    await assert.rejects(pending, (error: unknown) => {
+      assert.ok(error instanceof AbortError);
+      assert.equal((error.cause as Error).message, 'user stopped');
+      return true;
+    });
+    assert.equal(requests, 1);
+    assert.equal(c.stats.retries, 0);
+    await assert.rejects(c.catalog({ signal: AbortSignal.abort() }), AbortError);
+    assert.equal(requests, 1);
+  });
+
+  it('a self-signed server is refused without its CA (CertificateError) and accepted with it', async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ code: 200, message: 'ok', body: { schemaVersion: 'v1', sections: [] }, errors: [] }));
+    };
+    await assert.rejects(client({ withCa: false }).catalog(), (error: unknown) => {
+      assert.ok(error instanceof CertificateError, String(error));
+      assert.equal(error.retryable, false);
+      assert.match(error.message, /--ca-file|LENDER_CA_FILE/);
+      return true;
+    });
+    assert.deepEqual(await client().catalog(), { schemaVersion: 'v1', sections: [] });
+  });
+
+  it('sends a User-Agent naming the library and Node, and JSON bodies', async () => {
+    let seen: { ua?: string; type?: string; body?: string } = {};
+    handler = (req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        seen = { ua: req.headers['user-agent'], type: req.headers['content-type'], body };
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ code: 200, message: 'success', body: 'Processing started successfully', errors: [] }));
+      });
+    };
+    const accepted = await client().upsertAccounts([{ accountId: 'A-1' }]);
+    assert.equal(accepted.code, 200);
+    assert.match(seen.ua ?? '', /^lender-streams\/\d+\.\d+\.\d+ node\/\d+/);
+    assert.equal(seen.type, 'application/json');
+    assert.deepEqual(JSON.parse(seen.body ?? ''), { accounts: [{ accountId: 'A-1' }] });
+  });
+});

@@ -1,0 +1,119 @@
+// Fault injection and the admin endpoints, over HTTPS.
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { startTestSandbox, type Session, type TestSandbox } from '../helpers/sandbox.ts';
+
+let t: TestSandbox;
+let demo: Session;
+before(async () => {
+  t = await startTestSandbox();
+  demo = await t.loginAs('demo');
+});
+afterEach(() => {
+  t.sandbox.setFaults({ faults: {}, latencyMs: 0 });
+});
+after(() => t.close());
+
+const statusPath = () => `/admin/v3/lenders/${demo.lenderPublicId}/accounts/update-status`;
+const catalogPath = () => `/admin/v3/lenders/${demo.lenderPublicId}/exports/catalog`;
+
+describe('injected failures', () => {
+  it('answers 500 in the shape of each route kind', async () => {
+    t.sandbox.setFaults({ faults: { '500': 1 } });
+    const login = await t.request('POST', '/admin/auth/demo/login', { body: t.sandbox.credentials('demo') });
+    assert.equal(login.status, 500);
+    assert.deepEqual(login.body, { error: 'Something went wrong. Please try again later.' });
+    const accounts = await t.request('POST', statusPath(), { token: demo.token, body: { accounts: [] } });
+    assert.equal(accounts.status, 500);
+    assert.deepEqual(accounts.body, { error: 'Something went wrong. Please try again later.' });
+    const exported = await t.request('GET', catalogPath(), { token: demo.token });
+    assert.equal(exported.status, 500);
+    assert.equal(exported.body.success, false);
+    assert.equal(exported.body.requestId, exported.headers['x-request-id']);
+  });
+
+  it('answers 503 and 504 as JSON', async () => {
+    for (const kind of ['503', '504'] as const) {
+      t.sandbox.setFaults({ faults: { [kind]: 1 } });
+      const accounts = await t.request('POST', statusPath(), { token: demo.token, body: { accounts: [] } });
+      assert.equal(accounts.status, Number(kind));
+      assert.equal(typeof accounts.body.error, 'string');
+      const exported = await t.request('GET', catalogPath(), { token: demo.token });
+      assert.equal(exported.status, Number(kind));
+      assert.equal(exported.body.success, false);
+      assert.equal(typeof exported.body.message, 'string');
+    }
+  });
+
+  it('drops the connection mid-response on reset', async () => {
+    t.sandbox.setFaults({ faults: { reset: 1 } });
+    await assert.rejects(t.request('GET', catalogPath(), { token: demo.token }), (error: Error & { code?: string }) => {
+      assert.match(`${error.code} ${error.message}`, /UND_ERR_SOCKET|other side closed|ECONNRESET|terminated/i);
+      return true;
+    });
+    t.sandbox.setFaults({ faults: {} });
+    assert.equal((await t.request('GET', catalogPath(), { token: demo.token })).status, 200);
+  });
+
+  it('never faults the admin routes, and counts what it injected', async () => {
+    const before = t.sandbox.stats().faultsInjected;
+    t.sandbox.setFaults({ faults: { '500': 0.5, reset: 0.5 } });
+    for (let i = 0; i < 5; i++) {
+      const stats = await t.request('GET', '/__sandbox/stats');
+      assert.equal(stats.status, 200);
+      assert.equal((await t.request('POST', '/__sandbox/faults', { body: {} })).status, 200);
+      assert.equal((await t.request('POST', '/__sandbox/drain')).status, 200);
+    }
+    assert.equal(t.sandbox.stats().faultsInjected, before);
+    await t.request('GET', catalogPath(), { token: demo.token }).catch(() => undefined);
+    assert.equal(t.sandbox.stats().faultsInjected, before + 1);
+  });
+
+  it('applies no fault when the rates are 0', async () => {
+    t.sandbox.setFaults({ faults: { '500': 0, reset: 0 } });
+    for (let i = 0; i < 10; i++) assert.equal((await t.request('GET', catalogPath(), { token: demo.token })).status, 200);
+  });
+});
+
+describe('admin endpoints', () => {
+  it('GET /__sandbox/stats has at least the contract counters', async () => {
+    const res = await t.request('GET', '/__sandbox/stats');
+    assert.equal(res.status, 200);
+    for (const key of ['logins', 'refreshes', 'requests', 'accountsProcessed', 'queueDepth', 'faultsInjected']) {
+      assert.equal(typeof res.body[key], 'number', key);
+    }
+  });
+
+  it('POST /__sandbox/faults changes the settings live and validates them', async () => {
+    const res = await t.request('POST', '/__sandbox/faults', { body: { latencyMs: 1, faults: { '503': 0.25 }, tokenTtlSeconds: 30 } });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { latencyMs: 1, faults: { '503': 0.25 }, tokenTtlSeconds: 30 });
+    const session = await t.loginAs('other').catch(() => t.loginAs('other'));
+    const claims = JSON.parse(Buffer.from(session.token.split('.')[1]!, 'base64url').toString());
+    assert.equal(claims.exp - claims.iat, 30);
+
+    for (const bad of [{ faults: { '502': 1 } }, { faults: { '500': 2 } }, { latencyMs: -1 }, { tokenTtlSeconds: 'x' }, { ttl: 5 }]) {
+      const refused = await t.request('POST', '/__sandbox/faults', { body: bad });
+      assert.equal(refused.status, 400, JSON.stringify(bad));
+      assert.equal(typeof refused.body.error, 'string');
+    }
+    const unchanged = await t.request('POST', '/__sandbox/faults', { body: { tokenTtlSeconds: 900 } });
+    assert.deepEqual(unchanged.body, { latencyMs: 1, faults: { '503': 0.25 }, tokenTtlSeconds: 900 });
+  });
+
+  it('POST /__sandbox/drain returns once the accounts queue is empty', async () => {
+    const record = {
+      status: 1, debtorCompanyId: 'C-drain', firstName: 'Dana', lastName: 'Rain', language: 'en',
+      accountId: 'A-drain', subAccountId: 'S-drain-1', principal: '100',
+    };
+    const pushed = await t.request('POST', `/admin/v3/lenders/${demo.lenderPublicId}/accounts`, { token: demo.token, body: { accounts: [record] } });
+    assert.equal(pushed.status, 200, pushed.text);
+    const before = t.sandbox.stats().accountsProcessed;
+    const res = await t.request('POST', '/__sandbox/drain');
+    assert.equal(res.status, 200);
+    assert.equal(res.body.drained, true);
+    assert.equal(res.body.stats.queueDepth, 0);
+    assert.ok(res.body.stats.accountsProcessed >= before);
+    assert.ok(res.body.stats.accountsProcessed >= 1);
+  });
+});
