@@ -4,6 +4,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { inspect } from 'node:util';
 import type {
   AccountsModule, ExportsModule, FaultSettings, LenderAccount, PortfolioListener, SandboxContext,
   SandboxOptions, SandboxStats,
@@ -49,6 +50,9 @@ export interface Sandbox {
   /** Updates some export rows and inserts new ones (deterministic per seed). */
   advance(): { updated: number; inserted: number };
   close(): Promise<void>;
+  /** Secret-free summary: authUrl and lenders without their passwords. */
+  toJSON(): { authUrl: string; baseUrl: string; lenders: { lender: string; lenderPublicId: string }[] };
+  [inspect.custom](): string;
 }
 
 export interface ModuleFactories {
@@ -137,6 +141,13 @@ export async function launchSandbox(options: SandboxOptions | undefined, factori
     close() {
       closing ??= shutdown();
       return closing;
+    },
+    // Printing the sandbox (REPL, notebooks, logs) must not show the lenders' passwords.
+    [inspect.custom]() {
+      return `Sandbox { authUrl: '${authUrl}', lenders: [${lenders.map((l) => `'${l.lender}'`).join(', ')}] }`;
+    },
+    toJSON() {
+      return { authUrl, baseUrl: `${authUrl}/admin/v3`, lenders: lenders.map((l) => ({ lender: l.lender, lenderPublicId: l.lenderPublicId })) };
     },
   };
 }

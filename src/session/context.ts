@@ -53,6 +53,8 @@ export interface RowsOptions extends Omit<ExportOptions, 'limit' | 'state' | 're
 export interface PagesOptions extends Omit<ExportOptions, 'state' | 'resume' | 'stateKey'> {
   /** Pages to return. Default 1. */
   pages?: number;
+  /** Also return empty pages (windows without rows). Default false. */
+  includeEmpty?: boolean;
 }
 
 export interface SessionSyncOptions extends Omit<SyncOptions, 'state'> {
@@ -140,10 +142,12 @@ export class LenderSession {
   /** The first `pages` pages (default 1), each printed as a one-line summary. */
   pages = async (dataset: DatasetRef, opts: PagesOptions = {}): Promise<PageSummary[]> => {
     const want = opts.pages ?? 1;
-    const { pages: _pages, ...rest } = opts;
+    const { pages: _pages, includeEmpty: _empty, ...rest } = opts;
     const out: PageSummary[] = [];
     if (want <= 0) return out;
     for await (const page of exportPages(this.#client, dataset, { ...rest, signal: this.#signal(opts.signal) })) {
+      // Windows before the data starts give empty pages; they say nothing worth showing.
+      if ((page as ExportPage).rows.length === 0 && !opts.includeEmpty) continue;
       out.push(new PageSummary(page as ExportPage));
       if (out.length >= want) break;
     }

@@ -148,14 +148,15 @@ describe('responses that break the protocol', () => {
 
   it('an abort rejects with an AbortError carrying the reason, and is not retried', async () => {
     let requests = 0;
+    const controller = new AbortController();
+    // Aborted once the server holds the request, and never answered: only the abort can end it.
     handler = () => {
       requests += 1;
+      controller.abort(new Error('user stopped'));
     };
-    const controller = new AbortController();
     const c = LenderClient.resume({ authUrl, lender: 'demo', session, ca, proactiveRefresh: false });
     clients.push(c);
     const pending = c.catalog({ signal: controller.signal });
-    setTimeout(() => controller.abort(new Error('user stopped')), 50);
     await assert.rejects(pending, (error: unknown) => {
       assert.ok(error instanceof AbortError);
       assert.equal((error.cause as Error).message, 'user stopped');

@@ -36,6 +36,10 @@ export class FakeApi extends EventEmitter implements ServiceApi {
     this.rows = opts.rows;
   }
 
+  override off(event: 'retry' | 'refresh', listener: (...args: never[]) => void): this {
+    return super.off(event, listener as (...args: unknown[]) => void);
+  }
+
   async catalog(): Promise<Catalog> {
     return { schemaVersion: 'v1', sections: [] };
   }

@@ -101,33 +101,54 @@ function describe(position: JsonErrorPosition): string {
   return `line ${position.line}, column ${position.column} (character ${position.offset})`;
 }
 
+/** The text chunks read up to the first non-space character, and that character ('' at the end). */
+async function peekFirstCharacter(text: AsyncIterator<string>): Promise<{ head: string[]; first: string }> {
+  const head: string[] = [];
+  for (;;) {
+    const next = await text.next();
+    if (next.done === true) return { head, first: '' };
+    head.push(next.value);
+    const trimmed = next.value.trimStart();
+    if (trimmed !== '') return { head, first: trimmed.charAt(0) };
+  }
+}
+
+async function* replay(head: string[], rest: AsyncIterator<string>): AsyncGenerator<string> {
+  yield* head;
+  for (let next = await rest.next(); next.done !== true; next = await rest.next()) yield next.value;
+}
+
 export async function* readJson(input: AsyncIterable<Buffer | string>): AsyncGenerator<SourceRecord> {
   const text = new VerifiedText();
+  const chunks = text.read(input);
+  const { head, first } = await peekFirstCharacter(chunks);
+  const wrapped = first === '{';
   let wrapperFound = false;
-  let topLevel: 'array' | 'object' | undefined;
-  const source = Readable.from(text.read(input), { objectMode: false, encoding: 'utf8' });
+  const source = Readable.from(replay(head, chunks), { objectMode: false, encoding: 'utf8' });
   const tokens = parser.asStream();
-  // Decided on the first token, so one chain serves both shapes.
-  const picker = pick.asStream({
-    filter: (stack, token) => {
-      if (topLevel === undefined) topLevel = token.name === 'startArray' ? 'array' : 'object';
-      if (topLevel === 'array') return true;
-      const match = stack.length === 1 && stack[0] === 'accounts';
-      if (match) wrapperFound = true;
-      return match;
-    },
-  });
   const elements = streamArray.asStream();
+  // `{"accounts": [...]}` needs a filter stage; a bare array does not (a stream hop fewer).
+  const picker = wrapped
+    ? pick.asStream({
+        filter: (stack) => {
+          const match = stack.length === 1 && stack[0] === 'accounts';
+          if (match) wrapperFound = true;
+          return match;
+        },
+      })
+    : undefined;
+  const afterTokens = picker ?? elements;
   // Not stream.pipeline: it would destroy the last stage on a parse error and lose the elements
   // still buffered there. A parser error instead ends the chain normally, after those elements.
   let parseError: Error | undefined;
   source.on('error', (error) => elements.destroy(error));
   tokens.on('error', (error) => {
     parseError ??= error;
-    picker.end();
+    afterTokens.end();
   });
-  picker.on('error', (error) => elements.destroy(error));
-  source.pipe(tokens).pipe(picker).pipe(elements);
+  picker?.on('error', (error) => elements.destroy(error));
+  if (picker !== undefined) source.pipe(tokens).pipe(picker).pipe(elements);
+  else source.pipe(tokens).pipe(elements);
 
   let read = 0;
   try {
@@ -138,10 +159,11 @@ export async function* readJson(input: AsyncIterable<Buffer | string>): AsyncGen
   } catch (error) {
     throw translate(error, text, read);
   } finally {
-    for (const stream of [source, tokens, picker, elements]) stream.destroy();
+    for (const stream of [source, tokens, elements]) stream.destroy();
+    picker?.destroy();
   }
   if (parseError !== undefined || text.failure !== undefined) throw translate(parseError, text, read);
-  if (topLevel === 'object' && !wrapperFound) {
+  if (wrapped && !wrapperFound) {
     throw new JsonSourceError('the JSON object has no "accounts" array; expected [...] or {"accounts": [...]}', read);
   }
 }

@@ -148,6 +148,7 @@ const command: Command = {
       if (!pipeClosed) throw error;
     } finally {
       io.signal.removeEventListener('abort', onAbort);
+      io.stdout.off('error', onStdoutError);
       await connection.close();
     }
     if (pipeClosed) return EXIT.ok;

@@ -1,13 +1,97 @@
-// Placeholder until its issue lands; replaced by the real command.
-import type { Command } from '../command.ts';
+// `lender sync`: initial then incremental loads into one NDJSON file per dataset, with the state
+// saved after every page. Ctrl-C stops after the page being written; a re-run resumes.
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { EXIT, UsageError, type Command } from '../command.ts';
+import { CONNECTION_HELP, CONNECTION_OPTIONS, connect } from '../connect.ts';
+import { parseDatasetCodes, parsePositiveInt, parseWindow } from './export.ts';
+import { ProgressLine } from '../../exports/progress.ts';
+import { fileState } from '../../exports/state.ts';
+import { DEFAULT_STATE_FILE, sync, type DatasetSyncSummary } from '../../exports/sync.ts';
+
+const OPTIONS = {
+  ...CONNECTION_OPTIONS,
+  out: { type: 'string' },
+  datasets: { type: 'string' },
+  state: { type: 'string' },
+  window: { type: 'string' },
+  limit: { type: 'string' },
+  concurrency: { type: 'string' },
+  progress: { type: 'boolean' },
+} as const;
+
+const HELP = `Usage: lender sync --out DIR [options]
+
+Loads datasets into DIR/<code>.ndjson (appending). The first run of a dataset is a full initial
+load; each later run fetches only rows changed since the previous one (rows at the boundary are
+not written twice). The state is saved after every page, once its rows are on disk: an
+interrupted run (Ctrl-C, crash) is resumed by running the same command again, and at worst
+re-appends the rows of the one page that was not yet saved. Consumers upsert by public_id.
+
+Prints a JSON summary per dataset on stdout: {rows, pages, windows, splits, retries, mode, file}.
+
+Options:
+  --out DIR             folder of the NDJSON files (created if missing)
+  --datasets LIST       comma-separated codes, e.g. D01,D07 (default: every dataset the live
+                        catalog lists as available)
+  --state FILE          state file (default DIR/${DEFAULT_STATE_FILE})
+  --window W            auto (default), none, month, week, day or an ISO duration such as P10D
+  --limit N             page size, 1..1000 (default 1000)
+  --concurrency N       windows read at once per dataset (default 1)
+  --progress            progress on stderr even when it is not a terminal
+
+${CONNECTION_HELP}
+`;
 
 const command: Command = {
   name: 'sync',
-  summary: 'not built yet',
-  help: 'Usage: lender sync (not built yet)',
-  async run(_argv, io) {
-    io.stderr.write('lender sync: not built yet\n');
-    return 1;
+  summary: 'initial then incremental load of datasets into a folder',
+  help: HELP,
+  async run(argv, io) {
+    let parsed;
+    try {
+      parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: false, strict: true });
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    const { values } = parsed;
+    if (values.out === undefined || values.out === '') throw new UsageError('--out DIR is required');
+    const out = resolve(values.out);
+    const datasets = values.datasets === undefined ? undefined : parseDatasetCodes(values.datasets.split(',').filter((s) => s.trim() !== ''), 'dataset in --datasets');
+    if (datasets !== undefined && datasets.length === 0) throw new UsageError('--datasets needs at least one code, e.g. D01,D07');
+    const window = parseWindow(values.window);
+    const limit = parsePositiveInt(values.limit, '--limit', 1000);
+    const concurrency = parsePositiveInt(values.concurrency, '--concurrency', 32);
+    const statePath = values.state === undefined ? join(out, DEFAULT_STATE_FILE) : resolve(values.state);
+    const showProgress = values.progress === true || (io.stderr as { isTTY?: boolean }).isTTY === true;
+    const progress = showProgress ? new ProgressLine(io.stderr) : undefined;
+
+    const connection = await connect(values, io);
+    const summaries: DatasetSyncSummary[] = [];
+    try {
+      const result = await sync(connection.client, datasets, {
+        out,
+        state: fileState(statePath),
+        signal: io.signal,
+        ...(window !== undefined && { window }),
+        ...(limit !== undefined && { limit }),
+        ...(concurrency !== undefined && { concurrency }),
+        onStream: (stream) => {
+          progress?.follow(stream);
+          stream.once('end', () => summaries.push({ dataset: stream.dataset.code, file: join(out, `${stream.dataset.code}.ndjson`), mode: stream.loadMode ?? 'initial', ...stream.stats }));
+        },
+      });
+      io.stdout.write(JSON.stringify({ out, state: statePath, datasets: result }) + '\n');
+      return EXIT.ok;
+    } catch (error) {
+      if (!io.signal.aborted) throw error;
+      io.stderr.write(`lender sync: stopped; progress is saved in ${statePath}, run the same command again to resume.\n`);
+      const done = Object.fromEntries(summaries.map((s) => [s.dataset, s]));
+      io.stdout.write(JSON.stringify({ out, state: statePath, datasets: done, stopped: true }) + '\n');
+      return EXIT.failure;
+    } finally {
+      await connection.close();
+    }
   },
 };
 export default command;

@@ -134,7 +134,9 @@ export function generateSeedPortfolio(seed: number, tenantIndex: number, subAcco
         if (rng.chance(0.3)) fields.additionalData = { productType: `product-${loanType}`, channel: rng.pick(CHANNELS) };
         const create = fields as unknown as AccountInput;
         add(t0, { kind: 'account', record: create });
-        const later = (): number => t0 + rng.next() * (1 - t0);
+        // A withdrawal comes after any payment, so the payment never revives a withdrawn debt.
+        let last = t0;
+        const later = (): number => (last += rng.next() * (1 - last));
         if (rng.chance(0.35)) {
           const t = later();
           const paid = rng.chance(0.25) ? principalCents : rng.int(1, principalCents - 1);

@@ -1,0 +1,64 @@
+// Shared by the HTTPS integration tests of the export streams.
+import { LenderClient } from '../../src/client/client.ts';
+import type { ClientOptions } from '../../src/client/client.ts';
+import type { DatasetRef, ExportRow, PageQuery } from '../../src/client/types.ts';
+import { rowKey } from '../../src/exports/highwater.ts';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
+
+export interface Fixture {
+  sandbox: Sandbox;
+  client: LenderClient;
+  close(): Promise<void>;
+}
+
+export async function fixture(options: SandboxOptions, clientOptions: ClientOptions = {}): Promise<Fixture> {
+  const sandbox = await startSandbox(options);
+  const client = await LenderClient.login({ ...clientOptions, ...sandbox.credentials('demo') });
+  return {
+    sandbox,
+    client,
+    async close() {
+      await client.close();
+      await sandbox.close();
+    },
+  };
+}
+
+/** The independent reference: one plain cursor walk to null with fetchPage. */
+export async function plainWalk(client: LenderClient, dataset: DatasetRef, query: PageQuery = {}): Promise<ExportRow[]> {
+  const rows: ExportRow[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await client.fetchPage(dataset, { limit: 1000, ...query, ...(cursor !== null && { cursor }) });
+    rows.push(...page.rows);
+    cursor = page.pagination.nextCursor;
+  } while (cursor !== null);
+  return rows;
+}
+
+/** Rows as a sorted list of their JSON: equal lists mean the same multiset of rows. */
+export function multiset(rows: readonly ExportRow[]): string[] {
+  return rows.map((r) => JSON.stringify(r)).sort();
+}
+
+export function duplicateKeys(rows: readonly ExportRow[]): string[] {
+  const seen = new Set<string>();
+  const dups: string[] = [];
+  for (const row of rows) {
+    const key = rowKey(row);
+    if (seen.has(key)) dups.push(key);
+    seen.add(key);
+  }
+  return dups;
+}
+
+export async function drain<T>(iterable: AsyncIterable<unknown>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of iterable) out.push(item as T);
+  return out;
+}
+
+/** Lets pending I/O complete without asserting anything about time. */
+export async function settle(turns = 10): Promise<void> {
+  for (let i = 0; i < turns; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+}
