@@ -3,7 +3,7 @@
 // LenderError or an AbortError; undici's own errors never escape, because some carry request
 // headers (and so the bearer token).
 import { Agent } from 'undici';
-import { CertificateError, NetworkError, RequestTimeoutError } from './errors.ts';
+import { CertificateError, ConfigError, NetworkError, RequestTimeoutError } from './errors.ts';
 import { normalizeAuthUrl } from './config.ts';
 import { abortErrorFrom } from './abort.ts';
 import { userAgent } from './version.ts';
@@ -70,21 +70,26 @@ export class Transport {
     // Checked here as well as in config so no code path can send a token over plain HTTP.
     normalizeAuthUrl(url.origin);
     if (req.signal?.aborted) throw abortErrorFrom(req.signal);
+    const body = req.body === undefined ? undefined : serialise(req.body);
 
     const timeoutMs = req.timeoutMs ?? this.#timeoutMs;
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), timeoutMs);
-    const signal = req.signal === undefined ? timeout.signal : AbortSignal.any([req.signal, timeout.signal]);
+    // One controller fed by the timer and the caller's signal. Not AbortSignal.any: a CLI run
+    // passes one long-lived signal to thousands of requests, and the listener is removed below.
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const onAbort = () => controller.abort();
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+    const signal = controller.signal;
     const headers: Record<string, string> = {
       accept: 'application/json',
       'user-agent': userAgent,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
       ...req.headers,
     };
-    let body: string | undefined;
-    if (req.body !== undefined) {
-      body = JSON.stringify(req.body);
-      headers['content-type'] = 'application/json';
-    }
     try {
       this.sent += 1;
       const res = await this.#agent.request({
@@ -100,7 +105,7 @@ export class Transport {
       return { status: res.statusCode, headers: res.headers, text };
     } catch (error) {
       if (req.signal?.aborted) throw abortErrorFrom(req.signal);
-      if (timeout.signal.aborted) {
+      if (timedOut) {
         throw new RequestTimeoutError(
           `No complete response from ${url.host} within ${timeoutMs} ms; the service may be slow or unreachable.`,
         );
@@ -108,11 +113,20 @@ export class Transport {
       throw networkErrorFrom(error, url);
     } finally {
       clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
     }
   }
 
   async close(): Promise<void> {
     await this.#agent.close();
+  }
+}
+
+function serialise(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    throw new ConfigError(`The request body cannot be sent as JSON (${(error as Error).message}).`);
   }
 }
 

@@ -64,7 +64,7 @@ test('matches a sorted array under random inserts and removals, across chunk spl
 test('fromSorted builds full chunks and answers like incremental inserts', () => {
   const n = 5000;
   const ts = new Float64Array(n);
-  const id = new Float64Array(n);
+  const id = new Uint32Array(n);
   const own = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
     ts[i] = Math.floor(i / 3); // runs of three equal timestamps

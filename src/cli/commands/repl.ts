@@ -1,13 +1,113 @@
-// Placeholder until its issue lands; replaced by the real command.
-import type { Command } from '../command.ts';
+// `lender repl [--sandbox]`: an interactive shell, already logged in (repl/start.ts).
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { EXIT, UsageError, type Command } from '../command.ts';
+import { CONNECTION_HELP, CONNECTION_OPTIONS } from '../connect.ts';
+import { packageVersion } from '../main.ts';
+import { ConfigError, MissingCredentialsError } from '../../client/errors.ts';
+import { openSession, type SessionOptions } from '../../session.ts';
+import { HISTORY_ENV } from '../../../repl/history.ts';
+
+const HELP = `Usage: lender repl [--sandbox [--seed N] [--scale N]] [connection flags]
+
+An interactive Node.js REPL with a logged-in session. Top-level await works:
+  await rows('D07', {limit: 3})      first rows of a dataset, as a table
+  await count('D23')                 rows in a dataset (via datasets: summed per month)
+  await pages('D03', {pages: 2})     page summaries
+  for await (const r of stream('D07')) { ... }
+  await push('accounts.ndjson')      push account records; rejects are listed
+  await flag([{status: 'doNotContact', debtorCompanyId: 'C-1', accountId: 'A-1'}])
+  await sync(['D07'], {out: 'data/'})
+  table(rows, ['public_id', 'amount']), chart({SUCCESS: 10, FAILED: 2})
+Commands: .datasets .whoami .relogin .stack .help .exit
+Ctrl-C stops a running call and keeps the REPL. Errors print as one line; .stack (or
+LENDER_DEBUG=1) shows the stack.
+
+History is written as you go to $${HISTORY_ENV}, else
+$XDG_STATE_HOME/lender-streams/repl_history (default ~/.local/state/...), mode 600.
+Lines that look like they hold a password or token are never written.
+Set ${HISTORY_ENV}= (empty) to keep no history.
+
+  --seed N              seed of the embedded sandbox (default 42)
+  --scale N             rows per dataset of the embedded sandbox (default 1000)
+${CONNECTION_HELP}`;
+
+function positive(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be a non-negative integer, got '${value}'`);
+  return n;
+}
 
 const command: Command = {
   name: 'repl',
-  summary: 'not built yet',
-  help: 'Usage: lender repl (not built yet)',
-  async run(_argv, io) {
-    io.stderr.write('lender repl: not built yet\n');
-    return 1;
+  summary: 'interactive shell, already logged in',
+  help: HELP,
+  async run(argv, io) {
+    let values;
+    try {
+      ({ values } = parseArgs({
+        args: argv,
+        options: { ...CONNECTION_OPTIONS, seed: { type: 'string' }, scale: { type: 'string' } },
+        strict: true,
+        allowPositionals: false,
+      }));
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    const seed = positive('seed', values.seed);
+    const scale = positive('scale', values.scale);
+    if (!values.sandbox && (seed !== undefined || scale !== undefined)) throw new UsageError('--seed and --scale need --sandbox');
+
+    let options: SessionOptions;
+    let connectingTo: string;
+    if (values.sandbox) {
+      options = { sandbox: { ...(seed !== undefined ? { seed } : {}), ...(scale !== undefined ? { scale } : {}) }, env: io.env };
+      connectingTo = 'an embedded sandbox';
+    } else {
+      const password = values['password-file'] === undefined ? undefined : await readPassword(values['password-file']);
+      options = {
+        authUrl: values['auth-url'], lender: values.lender, email: values.email, password, caFile: values['ca-file'], env: io.env,
+      };
+      connectingTo = values['auth-url'] ?? io.env.LENDER_AUTH_URL ?? 'the configured service';
+    }
+
+    // Against a real service, connect before the prompt so bad credentials end the command with
+    // its exit code; the embedded sandbox connects behind the prompt, which comes up at once.
+    const session = openSession(options);
+    if (!values.sandbox) {
+      try {
+        await session;
+      } catch (error) {
+        if (error instanceof MissingCredentialsError) {
+          throw new UsageError(`${error.message.replace(/\.$/, '')}`);
+        }
+        throw error;
+      }
+    }
+    const { runRepl } = await import('../../../repl/start.ts');
+    const stdin = io.stdin as NodeJS.ReadableStream & { isTTY?: boolean };
+    const stdout = io.stdout as NodeJS.WritableStream & { isTTY?: boolean };
+    const code = await runRepl({
+      session,
+      connectingTo,
+      input: stdin,
+      output: stdout,
+      terminal: Boolean(stdin.isTTY && stdout.isTTY),
+      env: io.env,
+      version: packageVersion(),
+    });
+    return code === 0 ? EXIT.ok : EXIT.failure;
   },
 };
+
+async function readPassword(path: string): Promise<string> {
+  try {
+    const text = await readFile(path, 'utf8');
+    return text.replace(/\r?\n$/, '');
+  } catch (error) {
+    throw new ConfigError(`Could not read the password file ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`);
+  }
+}
+
 export default command;

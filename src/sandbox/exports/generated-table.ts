@@ -1,6 +1,6 @@
 // A generated dataset of one tenant. Only keys are stored (cursor value, id, lender flag) plus
 // the few rows written after start; a row's fields are regenerated from (seed, tenant, dataset,
-// id, version) when a page is served. That keeps a million-row dataset at ~30 MB and lets a
+// id, version) when a page is served. That keeps a million-row dataset at ~18 MB and lets a
 // dataset be built in milliseconds the first time it is read.
 import { type CursorField, datasetInfo, type TenantPathKind } from '../../catalog/datasets.ts';
 import { DATA_SPAN } from '../contracts.ts';
@@ -48,10 +48,10 @@ export class GeneratedTable implements ExportTable {
   readonly cursorField: CursorField;
   readonly index: KeysetIndex;
   readonly #key: number;
-  /** Cursor value of every generated row by id - 1 (own and foreign). */
-  readonly #baseTs: Float64Array;
+  /** Generated rows (own and foreign); their ids are 1..baseRows in time order. */
+  readonly #baseRows: number;
   /** Ids of the generated own rows, ascending: what advance and churn pick updates from. */
-  readonly #ownIds: Float64Array;
+  readonly #ownIds: Uint32Array;
   /** Rows updated or inserted after generation. */
   readonly #moved = new Map<number, MovedRow>();
   #nextId: number;
@@ -61,25 +61,20 @@ export class GeneratedTable implements ExportTable {
     this.spec = spec;
     this.cursorField = info.cursorField;
     this.#key = tableKey(spec.seed, spec.tenantIndex, spec.code);
-    const rng = new Rng(mix(this.#key, 0xb011d));
     const target = ownRowTarget(spec.code, spec.scale);
-    const own = interleave(rng, target, foreignChain(info.pathKind));
+    const own = interleave(new Rng(mix(this.#key, 0xb011d)), target, foreignChain(info.pathKind));
     const n = own.length;
+    this.#baseRows = n;
+    this.#nextId = n + 1;
+    this.#ownIds = new Uint32Array(target);
     const ts = new Float64Array(n);
-    const ids = new Float64Array(n);
-    this.#ownIds = new Float64Array(target);
-    const span = SPAN_END - SPAN_START;
+    const ids = new Uint32Array(n);
     let ownSeen = 0;
     for (let i = 0; i < n; i++) {
-      // Stratified: row i lands in the i-th slice of the span, so timestamps are sorted as
-      // generated; copying the previous value keeps them sorted and creates ties.
-      const fresh = SPAN_START + Math.floor(((i + rng.next()) * span) / n);
-      ts[i] = i > 0 && rng.chance(TIE_RATE) ? ts[i - 1]! : fresh;
+      ts[i] = i > 0 && this.#isTie(i) ? ts[i - 1]! : this.#freshTs(i);
       ids[i] = i + 1;
       if (own[i] === 1) this.#ownIds[ownSeen++] = i + 1;
     }
-    this.#baseTs = ts;
-    this.#nextId = n + 1;
     this.index = KeysetIndex.fromSorted(ts, ids, own, n);
   }
 
@@ -119,7 +114,7 @@ export class GeneratedTable implements ExportTable {
   update(ordinal: number, ms: number): void {
     const id = this.#ownIds[ordinal]!;
     const moved = this.#moved.get(id);
-    const current = moved?.cursorMs ?? this.#baseTs[id - 1]!;
+    const current = moved?.cursorMs ?? this.#baseTs(id);
     this.index.remove(current, id);
     this.index.insert(ms, id, true);
     this.#moved.set(id, { createdMs: moved?.createdMs ?? this.#createdOf(id), cursorMs: ms, version: (moved?.version ?? 0) + 1 });
@@ -133,9 +128,27 @@ export class GeneratedTable implements ExportTable {
     return id;
   }
 
+  // Timestamps are a random-access function of the row's position, so nothing per row needs
+  // storing beyond the index: row i lands in the i-th slice of DATA_SPAN (sorted as generated),
+  // and a tie copies the previous row's value (still sorted, and walks must break it by id).
+  #freshTs(i: number): number {
+    return SPAN_START + Math.floor(((i + mix(this.#key, i, 4) / 2 ** 32) * (SPAN_END - SPAN_START)) / this.#baseRows);
+  }
+
+  #isTie(i: number): boolean {
+    return i > 0 && mix(this.#key, i, 5) / 2 ** 32 < TIE_RATE;
+  }
+
+  /** The cursor value a generated row was generated with. */
+  #baseTs(id: number): number {
+    let i = id - 1;
+    while (this.#isTie(i)) i--;
+    return this.#freshTs(i);
+  }
+
   /** created_at of a generated row, derived from its original cursor value. */
   #createdOf(id: number): number {
-    const cursorMs = this.#baseTs[id - 1]!;
+    const cursorMs = this.#baseTs(id);
     const r = new Rng(mix(this.#key, id, 3)).next();
     switch (this.cursorField) {
       case 'updated_at':

@@ -1,7 +1,7 @@
 // The ordered index behind every export table: entries sorted by (cursor value, row id), each
 // flagged as belonging to the tenant's lender or not. A chunked sorted list of typed arrays: a
 // seek is two binary searches whatever the depth, an insert or delete moves at most one chunk,
-// and a million entries take about 17 MB.
+// and a million entries take about 13 MB. Ids are unsigned 32-bit integers.
 
 /** Entries per chunk. Large enough that the chunk list stays short (1M rows → ~1000 chunks),
  * small enough that an insert's copyWithin is cheap. */
@@ -9,7 +9,7 @@ export const CHUNK_CAPACITY = 1024;
 
 interface Chunk {
   readonly ts: Float64Array;
-  readonly id: Float64Array;
+  readonly id: Uint32Array;
   readonly own: Uint8Array;
   size: number;
   ownCount: number;
@@ -32,7 +32,7 @@ export function compareKeys(ts1: number, id1: number, ts2: number, id2: number):
 function newChunk(capacity: number): Chunk {
   return {
     ts: new Float64Array(capacity),
-    id: new Float64Array(capacity),
+    id: new Uint32Array(capacity),
     own: new Uint8Array(capacity),
     size: 0,
     ownCount: 0,
@@ -51,7 +51,7 @@ export class KeysetIndex {
   }
 
   /** Builds from entries already sorted by (ts, id); `n` of each array are used. */
-  static fromSorted(ts: Float64Array, id: Float64Array, own: Uint8Array, n: number, capacity = CHUNK_CAPACITY): KeysetIndex {
+  static fromSorted(ts: Float64Array, id: Uint32Array, own: Uint8Array, n: number, capacity = CHUNK_CAPACITY): KeysetIndex {
     const index = new KeysetIndex(capacity);
     for (let start = 0; start < n; start += capacity) {
       const chunk = newChunk(capacity);

@@ -15,8 +15,9 @@ export function isPortfolioCode(code: string): code is PortfolioCode {
   return (PORTFOLIO_CODES as readonly string[]).includes(code);
 }
 
-/** Ids of the sibling lender's rows sit above any id the accounts half hands out. */
-const FOREIGN_ID_BASE = 2 ** 40;
+/** Ids of the sibling lender's rows sit above any id the accounts half hands out (and within the
+ * index's 32-bit ids). */
+const FOREIGN_ID_BASE = 2 ** 31;
 
 interface Entry {
   readonly ts: number;

@@ -1,0 +1,38 @@
+// Errors as one readable line. The full stack is one `.stack` away (or always, with
+// LENDER_DEBUG=1), because a stack is noise for "dataset not available" and gold for a bug.
+import { LenderError } from '../src/client/errors.ts';
+
+const INTERRUPTED = 'ERR_SCRIPT_EXECUTION_INTERRUPTED';
+
+export function isInterrupt(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const e = error as { code?: unknown; name?: unknown };
+  return e.code === INTERRUPTED || e.code === 'ABORT_ERR' || e.name === 'AbortError';
+}
+
+export function oneLine(error: unknown): string {
+  if (isInterrupt(error)) return 'Interrupted: the running call was stopped (Ctrl-C).';
+  if (error instanceof LenderError) {
+    const extra = [error.status !== undefined ? `HTTP ${error.status}` : '', error.requestId ? `requestId ${error.requestId}` : '']
+      .filter((s) => s !== '').join(', ');
+    return `${error.name}: ${error.message}${extra ? ` (${extra})` : ''}`;
+  }
+  if (error instanceof Error) {
+    const first = error.message.split('\n')[0] ?? '';
+    return `${error.name}: ${first}`;
+  }
+  return `Thrown: ${String(error)}`;
+}
+
+export function stackOf(error: unknown): string {
+  if (error instanceof Error) {
+    let text = error.stack ?? `${error.name}: ${error.message}`;
+    let cause = error.cause;
+    for (let depth = 0; cause !== undefined && depth < 5; depth += 1) {
+      text += `\nCaused by: ${cause instanceof Error ? (cause.stack ?? cause.message) : String(cause)}`;
+      cause = cause instanceof Error ? cause.cause : undefined;
+    }
+    return text;
+  }
+  return String(error);
+}

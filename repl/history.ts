@@ -1,0 +1,103 @@
+// Persistent REPL history that is written as you go, kept private (0600) and filtered: a line
+// that holds a password or token never reaches the file (or the in-memory history). Node's own
+// repl.setupHistory was not enough for this; see repl/README.md for why.
+import { closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import type { REPLServer } from 'node:repl';
+
+export const HISTORY_ENV = 'LENDER_REPL_HISTORY';
+/** Lines kept; the file is trimmed to this at start when it has grown past twice as many. */
+export const HISTORY_MAX_LINES = 1000;
+
+/** `$LENDER_REPL_HISTORY` (empty: no history), else `$XDG_STATE_HOME/lender-streams/repl_history`,
+ * else `~/.local/state/lender-streams/repl_history`. */
+export function historyPath(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const explicit = env[HISTORY_ENV];
+  if (explicit !== undefined) return explicit.trim() === '' ? undefined : resolve(explicit);
+  const stateHome = env.XDG_STATE_HOME || join(env.HOME || homedir(), '.local', 'state');
+  return join(stateHome, 'lender-streams', 'repl_history');
+}
+
+export interface HistoryOptions {
+  path: string;
+  /** True for a line that must not be kept. */
+  isSecret: (line: string) => boolean;
+  maxLines?: number;
+}
+
+export interface PersistentHistory {
+  readonly path: string;
+  /** Lines written during this run (for tests and diagnostics). */
+  readonly written: number;
+  close(): void;
+}
+
+function readLines(path: string): string[] {
+  try {
+    return readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+}
+
+/** Rewrites the file atomically with `lines`, created 0600 (rename keeps the new mode). */
+function rewrite(path: string, lines: string[]): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, lines.length > 0 ? `${lines.join('\n')}\n` : '', { mode: 0o600 });
+  renameSync(tmp, path);
+}
+
+export function attachHistory(server: REPLServer, opts: HistoryOptions): PersistentHistory {
+  const max = opts.maxLines ?? HISTORY_MAX_LINES;
+  mkdirSync(dirname(opts.path), { recursive: true, mode: 0o700 });
+
+  const existing = readLines(opts.path);
+  const kept = existing.filter((l) => !opts.isSecret(l));
+  // A file from an older run may hold lines we now consider secret, or be too long: clean it.
+  if (kept.length !== existing.length || kept.length > 2 * max) rewrite(opts.path, kept.slice(-max));
+
+  const fd = openSync(opts.path, 'a', 0o600);
+  // `mode` applies only when the file is created; tighten a file that already existed.
+  fchmodSync(fd, 0o600);
+
+  // readline keeps history newest first; it is used for arrow keys in a terminal.
+  const mutable = server as unknown as { history: string[] };
+  mutable.history = kept.slice(-max).reverse();
+
+  let written = 0;
+  let closed = false;
+  const onLine = (line: string): void => {
+    if (closed) return;
+    const text = line.replace(/\r?\n/g, ' ');
+    if (text.trim() === '' || opts.isSecret(text)) return;
+    // One write per accepted line: a crash or a kill -9 loses nothing typed before it.
+    writeSync(fd, `${text}\n`);
+    written += 1;
+  };
+  // In a terminal readline also keeps the line in memory (arrow-up); drop secret ones there too.
+  const onHistory = (history: string[]): void => {
+    for (let i = history.length - 1; i >= 0; i -= 1) if (opts.isSecret(history[i]!)) history.splice(i, 1);
+  };
+  server.on('line', onLine);
+  server.on('history', onHistory);
+
+  return {
+    path: opts.path,
+    get written() {
+      return written;
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      server.off('line', onLine);
+      server.off('history', onHistory);
+      try {
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    },
+  };
+}

@@ -1,0 +1,176 @@
+// The `lender repl`: Node's REPL with a session preloaded. The prompt comes up at once and the
+// session connects behind it (the embedded sandbox takes a second or so to start); helpers wait
+// for it, so `await rows('D07')` typed straight away simply runs once it is there.
+import repl, { type REPLServer } from 'node:repl';
+import { inspect } from 'node:util';
+import type { LenderSession } from '../src/session/context.ts';
+import { looksSensitive } from '../src/session/secrets.ts';
+import { TextTable, barChart } from '../src/session/table.ts';
+import { fileState, memoryState } from '../src/exports/state.ts';
+import { installCompleter } from './completer.ts';
+import { defineCommands, type ReplState } from './commands.ts';
+import { isInterrupt, oneLine, stackOf } from './errors.ts';
+import { attachHistory, historyPath, type PersistentHistory } from './history.ts';
+import { DATASET_CODES } from '../src/catalog/datasets.ts';
+
+export interface ReplOptions {
+  /** The session, possibly still connecting. */
+  session: Promise<LenderSession>;
+  /** Said while connecting, e.g. "an embedded sandbox". */
+  connectingTo: string;
+  input: NodeJS.ReadableStream;
+  output: NodeJS.WritableStream;
+  /** Default: whether output is a TTY. */
+  terminal?: boolean;
+  env: NodeJS.ProcessEnv;
+  /** Default historyPath(env); undefined from there means no history file. */
+  historyFile?: string | undefined;
+  version: string;
+}
+
+/** Helpers that go through the session; each waits for it to be connected. */
+const ASYNC_HELPERS = ['rows', 'pages', 'count', 'push', 'flag', 'sync', 'relogin', 'refreshCatalog'] as const;
+
+type Eval = (code: string, context: object, file: string, cb: (err: Error | null, result?: unknown) => void) => void;
+
+export function runRepl(opts: ReplOptions): Promise<number> {
+  const terminal = opts.terminal ?? Boolean((opts.output as { isTTY?: boolean }).isTTY);
+  const debug = Boolean(opts.env.LENDER_DEBUG);
+  const state: ReplState = { session: undefined, lastError: undefined, connectError: undefined, ready: opts.session };
+
+  const out = (text: string) => opts.output.write(text.endsWith('\n') ? text : `${text}\n`);
+  out(`lender-streams ${opts.version}: connecting to ${opts.connectingTo}…`);
+  out(`Helpers: rows, pages, count, stream, push, flag, sync, table, chart, whoami (await them). .help lists the commands.`);
+
+  const server = repl.start({
+    prompt: 'lender> ',
+    input: opts.input,
+    output: opts.output,
+    terminal,
+    useColors: terminal,
+    ignoreUndefined: true,
+    // Lets Ctrl-C reach us while a top-level await is pending (Node buffers keys otherwise).
+    breakEvalOnSigint: true,
+    writer: (value: unknown) => inspect(value, { colors: terminal, depth: 4, breakLength: 100 }),
+  });
+
+  // ---- Ctrl-C: abort what the running evaluation started, stay in the REPL.
+  const running = new Set<AbortController>();
+  let current: AbortController | undefined;
+  const abortRunning = (): void => {
+    for (const c of running) c.abort(new Error('interrupted by Ctrl-C'));
+    running.clear();
+  };
+  // Prepended: Node's own listener settles the evaluation first, and we must see it running.
+  server.prependListener('SIGINT', abortRunning);
+  // Without a terminal, Ctrl-C arrives as a process signal; the CLI's own handler would end the
+  // process on the second one, which is not what Ctrl-C means in a REPL.
+  const previousSigint = terminal ? [] : process.listeners('SIGINT');
+  const onProcessSigint = (): void => {
+    if (running.size > 0) abortRunning();
+    else out('(To exit, type .exit or press Ctrl-D)');
+  };
+  if (!terminal) {
+    for (const l of previousSigint) process.off('SIGINT', l);
+    process.on('SIGINT', onProcessSigint);
+  }
+
+  // ---- Evaluation: one-line errors, interrupt signal per evaluation.
+  const baseEval = server.eval as unknown as Eval;
+  const wrapped: Eval = (code, context, file, cb) => {
+    const controller = new AbortController();
+    running.add(controller);
+    current = controller;
+    baseEval.call(server, code, context, file, (err, result) => {
+      running.delete(controller);
+      if (current === controller) current = undefined;
+      if (err === null || err === undefined || err instanceof repl.Recoverable) {
+        cb(err ?? null, result);
+        return;
+      }
+      state.lastError = err;
+      out(debug && !isInterrupt(err) ? stackOf(err) : `${oneLine(err)}${isInterrupt(err) ? '' : '  (.stack for details)'}`);
+      cb(null, undefined);
+    });
+  };
+  (server as unknown as { eval: Eval }).eval = wrapped;
+
+  // ---- Context.
+  const needSession = (what: string): LenderSession => {
+    if (state.session !== undefined) return state.session;
+    if (state.connectError !== undefined) throw new Error(`Not connected: ${oneLine(state.connectError)}`);
+    throw new Error(`Still connecting; \`${what}\` is there in a moment (or: await ready).`);
+  };
+  const define = (name: string, get: () => unknown): void => {
+    Object.defineProperty(server.context, name, { get, enumerable: true, configurable: true });
+  };
+  for (const name of ASYNC_HELPERS) {
+    const fn = async (...args: unknown[]) => {
+      const session = await state.ready;
+      return (session[name] as (...a: unknown[]) => unknown)(...args);
+    };
+    define(name, () => fn);
+  }
+  define('stream', () => (...args: unknown[]) => (needSession('stream').stream as (...a: unknown[]) => unknown)(...args));
+  define('whoami', () => () => needSession('whoami').whoami());
+  define('table', () => (rows: Iterable<object>, fields?: readonly string[]) => new TextTable([...rows], fields));
+  define('chart', () => barChart);
+  define('fileState', () => fileState);
+  define('memoryState', () => memoryState);
+  define('ready', () => state.ready);
+  define('session', () => needSession('session'));
+  define('client', () => needSession('client').client);
+  define('catalog', () => needSession('catalog').catalog);
+  define('sandbox', () => needSession('sandbox').sandbox);
+
+  const codes = (): readonly string[] => state.session?.datasetCodes ?? DATASET_CODES;
+  installCompleter(server, codes);
+  defineCommands(server, state, { out, debug });
+
+  // ---- History.
+  let history: PersistentHistory | undefined;
+  const file = 'historyFile' in opts ? opts.historyFile : historyPath(opts.env);
+  if (file !== undefined) {
+    try {
+      history = attachHistory(server, {
+        path: file,
+        isSecret: (line) => looksSensitive(line, state.session?.knownSecrets() ?? []),
+      });
+    } catch (error) {
+      out(`History is off: ${oneLine(error)}`);
+    }
+  }
+
+  // ---- Connection.
+  opts.session.then(
+    (session) => {
+      state.session = session;
+      session.setInterruptSource(() => current?.signal);
+      const id = session.whoami();
+      out(`Connected as ${id.lender} (${id.email}) ${id.sandbox ? 'to the embedded sandbox' : `to ${id.authUrl}`}; ` +
+        `${session.catalog.available().length} datasets available. Try: await rows('D07', {limit: 3})`);
+      server.displayPrompt(true);
+    },
+    (error: unknown) => {
+      state.connectError = error;
+      out(`Could not connect: ${oneLine(error)}`);
+      if (debug) out(stackOf(error));
+      server.close();
+    },
+  );
+
+  return new Promise<number>((resolve) => {
+    server.on('exit', () => {
+      abortRunning();
+      history?.close();
+      if (!terminal) {
+        process.off('SIGINT', onProcessSigint);
+        for (const l of previousSigint) process.on('SIGINT', l);
+      }
+      const code = state.connectError !== undefined ? 1 : 0;
+      opts.session.then((s) => s.close(), () => undefined).then(() => resolve(code), () => resolve(code));
+    });
+  });
+}
+
+export type { REPLServer };

@@ -1,0 +1,98 @@
+// A ServiceApi for the writer mechanics: records every request, and answers through a handler the
+// test sets (succeed, throw a ValidationError/ServerError, or wait on a gate). The HTTPS tests in
+// writer-sandbox.test.ts use the real client and sandbox.
+import { EventEmitter } from 'node:events';
+import type { RequestOptions, ServiceApi } from '../../src/client/api.ts';
+import { ValidationError } from '../../src/client/errors.ts';
+import type { AccountsAccepted, Catalog, ExportPageBody } from '../../src/client/types.ts';
+
+export type Endpoint = 'accounts' | 'update-status';
+export type Handler = (records: readonly Record<string, unknown>[], endpoint: Endpoint, opts: RequestOptions) => void | Promise<void>;
+
+export const ACCEPTED: AccountsAccepted = { code: 200, message: 'success', body: 'Processing started successfully', errors: [] };
+
+export class FakeService extends EventEmitter implements ServiceApi {
+  readonly lenderPublicId = 'fake';
+  readonly calls: { endpoint: Endpoint; records: Record<string, unknown>[] }[] = [];
+  handler: Handler = () => {};
+  inFlight = 0;
+  maxInFlight = 0;
+
+  override off(event: 'retry' | 'refresh', listener: (...args: never[]) => void): this {
+    return super.off(event, listener as (...args: unknown[]) => void);
+  }
+
+  async catalog(): Promise<Catalog> {
+    throw new Error('not in the fake');
+  }
+  async fetchPage(): Promise<ExportPageBody> {
+    throw new Error('not in the fake');
+  }
+
+  upsertAccounts(records: readonly object[], opts: RequestOptions = {}): Promise<AccountsAccepted> {
+    return this.#call('accounts', records, opts);
+  }
+  updateStatus(records: readonly object[], opts: RequestOptions = {}): Promise<AccountsAccepted> {
+    return this.#call('update-status', records, opts);
+  }
+
+  async #call(endpoint: Endpoint, records: readonly object[], opts: RequestOptions): Promise<AccountsAccepted> {
+    const copy = records.map((r) => ({ ...r }) as Record<string, unknown>);
+    this.calls.push({ endpoint, records: copy });
+    this.inFlight += 1;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    try {
+      await this.handler(copy, endpoint, opts);
+      return ACCEPTED;
+    } finally {
+      this.inFlight -= 1;
+    }
+  }
+
+  /** Every record sent, in send order, with the requests that a 400 refused left out. */
+  sentRecords(): Record<string, unknown>[] {
+    return this.calls.flatMap((c) => c.records);
+  }
+}
+
+/** A 400 like the service's: one entry per accountId whose records fail `bad`. */
+export function rejectWhere(bad: (record: Record<string, unknown>) => string | undefined): Handler {
+  return (records) => {
+    const failures = new Map<string, string[]>();
+    for (const r of records) {
+      const message = bad(r);
+      if (message !== undefined) failures.set(String(r.accountId), [message]);
+    }
+    if (failures.size > 0) {
+      throw new ValidationError('The service refused the request.', [...failures].map(([accountId, errors]) => ({ accountId, errors })), { status: 400 });
+    }
+  };
+}
+
+export interface Gate {
+  readonly promise: Promise<void>;
+  open(): void;
+}
+
+export function gate(): Gate {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+let counter = 0;
+/** A record both this library and the service accept. */
+export function account(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  counter += 1;
+  return {
+    status: 1,
+    debtorCompanyId: `C-${counter}`,
+    firstName: 'Amal',
+    lastName: 'Haddad',
+    language: 'en',
+    accountId: `A-${counter}`,
+    subAccountId: 'S-1',
+    principal: '100',
+    ...overrides,
+  };
+}

@@ -1,0 +1,308 @@
+// The record writer's mechanics against a fake ServiceApi, where a test can see every request and
+// hold responses back: flush triggers, backpressure, concurrency, key order, 400 splits, failures
+// after retries, rejects output, abort. writer-sandbox.test.ts repeats what matters over HTTPS.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { after, describe, it } from 'node:test';
+import { createAccountWriter, type AccountWriter } from '../../src/accounts/account-writer.ts';
+import { createFlagWriter, setFlags } from '../../src/accounts/flags.ts';
+import { MalformedRecord, SourceRecord } from '../../src/accounts/source-record.ts';
+import type { RejectEvent } from '../../src/accounts/writer.ts';
+import { AuthenticationError, ServerError } from '../../src/client/errors.ts';
+import { account, FakeService, gate, rejectWhere } from './fake-service.ts';
+
+async function finish(writer: AccountWriter, records: unknown[]): Promise<RejectEvent[]> {
+  const rejects: RejectEvent[] = [];
+  writer.on('reject', (r: RejectEvent) => rejects.push(r));
+  await pipeline(Readable.from(records, { objectMode: true }), writer);
+  return rejects;
+}
+
+const dir = await mkdtemp(join(tmpdir(), 'writer-mechanics-'));
+after(() => rm(dir, { recursive: true, force: true }));
+
+describe('flushing', () => {
+  it('sends full batches of batchSize and the rest at end()', async () => {
+    const api = new FakeService();
+    const writer = createAccountWriter(api, { batchSize: 3 });
+    await finish(writer, Array.from({ length: 7 }, () => account()));
+    assert.deepEqual(api.calls.map((c) => c.records.length), [3, 3, 1]);
+    assert.deepEqual(writer.summary, {
+      received: 7, accepted: 7, rejected: 0, rejectedByReason: {}, batches: 3, requests: 3, retries: 0,
+      bytes: writer.summary.bytes,
+    });
+    assert.equal(writer.summary.bytes, api.calls.reduce((n, c) => n + Buffer.byteLength(JSON.stringify({ accounts: c.records })), 0));
+  });
+
+  it('sends a batch before it would exceed maxBatchBytes', async () => {
+    const api = new FakeService();
+    const one = Buffer.byteLength(JSON.stringify(account()));
+    const writer = createAccountWriter(api, { batchSize: 100, maxBatchBytes: one * 2 + 30 });
+    await finish(writer, Array.from({ length: 5 }, () => account()));
+    assert.deepEqual(api.calls.map((c) => c.records.length), [2, 2, 1]);
+  });
+
+  it('sends a partly filled batch after flushInterval without writes, before end()', async () => {
+    const api = new FakeService();
+    const writer = createAccountWriter(api, { batchSize: 100, flushInterval: 20 });
+    writer.write(account());
+    writer.write(account());
+    const [event] = await once(writer, 'batch');
+    assert.equal(event.records, 2);
+    assert.equal(api.calls.length, 1);
+    writer.end();
+    await once(writer, 'finish');
+    assert.equal(api.calls.length, 1);
+  });
+
+  it("emits 'finish' only once the last batch has settled", async () => {
+    const api = new FakeService();
+    const held = gate();
+    api.handler = () => held.promise;
+    const writer = createAccountWriter(api, { batchSize: 10 });
+    let finished = false;
+    writer.on('finish', () => (finished = true));
+    writer.end(account());
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(api.calls.length, 1);
+    assert.equal(finished, false);
+    held.open();
+    await once(writer, 'finish');
+    assert.equal(writer.summary.accepted, 1);
+  });
+});
+
+describe('backpressure and concurrency', () => {
+  it('write() returns false once maxBuffered records are held, and nothing more is taken in', async () => {
+    const api = new FakeService();
+    const held = gate();
+    api.handler = () => held.promise;
+    const writer = createAccountWriter(api, { batchSize: 10, concurrency: 2, maxBuffered: 30, highWaterMark: 4 });
+    let accepted = 0;
+    while (writer.write(account())) accepted += 1;
+    // The write that reached the limit is held back, so the writer's own queue (highWaterMark)
+    // fills up and write() says stop.
+    assert.ok(accepted <= 30 + 4, `${accepted} writes accepted`);
+    assert.equal(writer.bufferState().buffered, 30);
+    assert.equal(api.calls.length, 2);
+    assert.equal(api.maxInFlight, 2);
+    held.open();
+    writer.end();
+    await once(writer, 'finish');
+    assert.equal(writer.summary.accepted, writer.summary.received);
+    assert.ok(writer.bufferState().peakBuffered <= 30);
+  });
+
+  it('a source faster than the service never makes the writer hold more than its limits', async () => {
+    const api = new FakeService();
+    api.handler = () => new Promise((r) => setImmediate(r));
+    const writer = createAccountWriter(api, { batchSize: 20, concurrency: 3, maxBuffered: 50, highWaterMark: 8 });
+    let maxQueued = 0;
+    const source = Readable.from(
+      (function* () {
+        for (let i = 0; i < 3000; i++) {
+          maxQueued = Math.max(maxQueued, writer.writableLength);
+          yield account();
+        }
+      })(),
+    );
+    await pipeline(source, writer);
+    assert.equal(writer.summary.accepted, 3000);
+    assert.ok(writer.bufferState().peakBuffered <= 50, `peak ${writer.bufferState().peakBuffered}`);
+    assert.ok(maxQueued <= 8, `queued ${maxQueued}`);
+    assert.ok(api.maxInFlight <= 3);
+    assert.equal(api.maxInFlight, 3);
+  });
+
+  it('records of one key reach the service in write order with several batches in flight', async () => {
+    const api = new FakeService();
+    // Responses come back in a scrambled order, so later batches often settle first.
+    let n = 0;
+    api.handler = () => new Promise((r) => setTimeout(r, (n++ * 7) % 5));
+    const writer = createAccountWriter(api, { batchSize: 3, concurrency: 4 });
+    const keys = ['K1', 'K2', 'K3'];
+    const records = Array.from({ length: 90 }, (_, i) =>
+      account({ debtorCompanyId: 'C', accountId: keys[i % 3], subAccountId: 'S', principal: String(i), status: i < 3 ? 1 : 2 }),
+    );
+    await finish(writer, records);
+    assert.equal(writer.summary.accepted, 90);
+    assert.ok(api.maxInFlight >= 2, 'batches overlapped');
+    for (const key of keys) {
+      const order = api.sentRecords().filter((r) => r.accountId === key).map((r) => Number(r.principal));
+      assert.deepEqual(order, [...order].sort((a, b) => a - b));
+      assert.equal(order.length, 30);
+    }
+  });
+});
+
+describe('rejects', () => {
+  it('never sends an invalid record and reports it with its index and the schema messages', async () => {
+    const api = new FakeService();
+    const writer = createAccountWriter(api, { batchSize: 10 });
+    const rejects = await finish(writer, [account(), account({ principal: 'abc' }), 7, account()]);
+    assert.equal(api.sentRecords().length, 2);
+    assert.deepEqual(
+      rejects.map((r) => [r.index, r.reason, r.errors]),
+      [
+        [1, 'invalid', ['principal must be a valid number']],
+        [2, 'malformed', ['account must be an object']],
+      ],
+    );
+    assert.deepEqual(writer.summary.rejectedByReason, { invalid: 1, malformed: 1 });
+  });
+
+  it('after a 400, rejects the named record with the service message and resends the rest', async () => {
+    const api = new FakeService();
+    api.handler = rejectWhere((r) => (r.merchant === 'bad' ? 'merchant is not allowed' : undefined));
+    const writer = createAccountWriter(api, { batchSize: 10 });
+    const records = [account(), account({ merchant: 'bad' }), account()];
+    const rejects = await finish(writer, records);
+    assert.deepEqual(rejects.map((r) => [r.index, r.reason, r.errors]), [[1, 'server', ['merchant is not allowed']]]);
+    assert.deepEqual(api.calls.map((c) => c.records.length), [3, 2]);
+    assert.deepEqual(writer.summary, { ...writer.summary, received: 3, accepted: 2, rejected: 1, batches: 1, requests: 2 });
+  });
+
+  it('after a 400 naming an accountId with several records, isolates them and rejects only the bad one', async () => {
+    const api = new FakeService();
+    api.handler = rejectWhere((r) => (r.merchant === 'bad' ? 'merchant is not allowed' : undefined));
+    const writer = createAccountWriter(api, { batchSize: 10 });
+    const same = { debtorCompanyId: 'C', accountId: 'A' };
+    const records = [account({ ...same, subAccountId: 'S1' }), account({ ...same, subAccountId: 'S2', merchant: 'bad' }), account()];
+    const rejects = await finish(writer, records);
+    assert.deepEqual(rejects.map((r) => [r.index, r.errors]), [[1, ['merchant is not allowed']]]);
+    assert.equal(writer.summary.accepted, 2);
+    assert.deepEqual(api.calls.map((c) => c.records.map((r) => r.subAccountId)), [['S1', 'S2', 'S-1'], ['S-1'], ['S1'], ['S2']]);
+  });
+
+  it('reports every record of a request that still fails after the retries, and goes on', async () => {
+    const api = new FakeService();
+    api.handler = (records) => {
+      if (records.some((r) => r.merchant === 'boom')) throw new ServerError('The service failed (HTTP 500) after 5 attempts.', { status: 500 });
+    };
+    const writer = createAccountWriter(api, { batchSize: 2 });
+    const rejects = await finish(writer, [account(), account({ merchant: 'boom' }), account(), account()]);
+    assert.deepEqual(rejects.map((r) => [r.index, r.reason, r.errors]), [
+      [0, 'failed', ['The service failed (HTTP 500) after 5 attempts.']],
+      [1, 'failed', ['The service failed (HTTP 500) after 5 attempts.']],
+    ]);
+    assert.deepEqual(writer.summary, { ...writer.summary, received: 4, accepted: 2, rejected: 2, rejectedByReason: { failed: 2 } });
+  });
+
+  it('reports records of an auth failure too, rather than dropping them', async () => {
+    const api = new FakeService();
+    api.handler = () => {
+      throw new AuthenticationError('Login was refused.');
+    };
+    const writer = createAccountWriter(api, { batchSize: 2 });
+    await finish(writer, [account(), account(), account()]);
+    assert.deepEqual(writer.summary, { ...writer.summary, received: 3, accepted: 0, rejected: 3 });
+  });
+
+  it('writes rejects as NDJSON lines to a file, with the source position', async () => {
+    const api = new FakeService();
+    const path = join(dir, 'rejects.ndjson');
+    const writer = createAccountWriter(api, { rejects: path });
+    await finish(writer, [
+      new SourceRecord(account({ language: 'fr' }), { line: 3 }),
+      new MalformedRecord('{"a":', { line: 4 }, 'line 4 is not valid JSON: Unexpected end of JSON input'),
+      new SourceRecord(account(), { line: 5 }),
+    ]);
+    const lines = (await readFile(path, 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(
+      lines.map((l) => [l.index, l.line, l.reason, l.errors]),
+      [
+        [0, 3, 'invalid', ['language must be one of en, ar']],
+        [1, 4, 'malformed', ['line 4 is not valid JSON: Unexpected end of JSON input']],
+      ],
+    );
+    assert.equal(lines[0].record.language, 'fr');
+    assert.equal(lines[1].record, '{"a":');
+  });
+
+  it("waits for a slow rejects stream instead of buffering its lines without bound", async () => {
+    const api = new FakeService();
+    const sink = new PassThrough({ highWaterMark: 64 });
+    const writer = createAccountWriter(api, { rejects: sink, highWaterMark: 1 });
+    let lines = 0;
+    sink.on('data', () => (lines += 1));
+    sink.pause();
+    let accepted = 0;
+    while (writer.write({ status: 9 }) && accepted < 100) accepted += 1;
+    assert.ok(accepted < 100, 'write() said stop while the rejects stream was full');
+    sink.resume();
+    writer.end();
+    await once(writer, 'finish');
+    assert.equal(writer.summary.rejected, writer.summary.received);
+    assert.ok(lines > 0);
+  });
+});
+
+describe('retries, abort and flags', () => {
+  it("counts the client's retries of its own endpoint", async () => {
+    const api = new FakeService();
+    api.handler = (_records, endpoint) => {
+      api.emit('retry', { attempt: 1, delayMs: 0, error: new ServerError('x'), method: 'POST', path: `/admin/v3/lenders/fake/${endpoint === 'accounts' ? 'accounts' : 'accounts/update-status'}` });
+      api.emit('retry', { attempt: 1, delayMs: 0, error: new ServerError('x'), method: 'GET', path: '/admin/v3/lenders/fake/exports/S1/D01' });
+    };
+    const writer = createAccountWriter(api, { batchSize: 1 });
+    await finish(writer, [account(), account()]);
+    assert.equal(writer.summary.retries, 2);
+    assert.equal(api.listenerCount('retry'), 0);
+  });
+
+  it('an abort stops the writer with the reason and cancels the requests in flight', async () => {
+    const api = new FakeService();
+    let seenSignal: AbortSignal | undefined;
+    api.handler = (_r, _e, opts) => {
+      seenSignal = opts.signal;
+      return new Promise(() => {});
+    };
+    const controller = new AbortController();
+    const writer = createAccountWriter(api, { batchSize: 1, signal: controller.signal });
+    writer.write(account());
+    await new Promise((r) => setImmediate(r));
+    controller.abort(new Error('stop now'));
+    const [error] = await once(writer, 'error');
+    assert.equal(error.message, 'stop now');
+    assert.equal(seenSignal?.aborted, true);
+  });
+
+  it('a failure that is not a service error (a bug) stops the writer instead of becoming rejects', async () => {
+    const api = new FakeService();
+    api.handler = () => {
+      throw new TypeError('boom');
+    };
+    const writer = createAccountWriter(api);
+    await assert.rejects(finish(writer, [account()]), /boom/);
+  });
+
+  it('the flag writer and setFlags use the status-update endpoint, schema and key', async () => {
+    const api = new FakeService();
+    api.handler = rejectWhere((r) => (r.accountId === 'missing' ? 'account missing not found for debtor C' : undefined));
+    const result = await setFlags(api, [
+      { status: 'doNotContact', debtorCompanyId: 'C', accountId: 'A' },
+      { status: 'disputed', debtorCompanyId: 'C', accountId: 'missing' },
+      { status: 2, debtorCompanyId: 'C', accountId: 'B' },
+      null,
+    ]);
+    assert.deepEqual(result.rejects.map((r) => [r.element, r.reason, r.errors]), [
+      [2, 'invalid', ['Invalid status value. Accepted values: 5, 6']],
+      [3, 'malformed', ['account must be an object']],
+      [1, 'server', ['account missing not found for debtor C']],
+    ]);
+    assert.deepEqual({ ...result, rejects: [] }, { ...result, rejects: [], received: 4, accepted: 1, rejected: 3 });
+    assert.deepEqual(api.calls.map((c) => [c.endpoint, c.records]), [
+      ['update-status', [{ status: 6, debtorCompanyId: 'C', accountId: 'A' }, { status: 5, debtorCompanyId: 'C', accountId: 'missing' }]],
+      ['update-status', [{ status: 6, debtorCompanyId: 'C', accountId: 'A' }]],
+    ]);
+    const writer = createFlagWriter(api, { batchSize: 1 });
+    writer.end({ status: 5, debtorCompanyId: 'C', accountId: 'A' });
+    await once(writer, 'finish');
+    assert.equal(writer.summary.accepted, 1);
+  });
+});
