@@ -17,20 +17,26 @@ export function oneLine(error: unknown): string {
       .filter((s) => s !== '').join(', ');
     return `${error.name}: ${error.message}${extra ? ` (${extra})` : ''}`;
   }
-  if (error instanceof Error) {
+  if (isErrorLike(error)) {
     const first = error.message.split('\n')[0] ?? '';
     return `${error.name}: ${first}`;
   }
   return `Thrown: ${String(error)}`;
 }
 
+/** Errors from the REPL's own context come from another realm: `instanceof Error` is false. */
+function isErrorLike(error: unknown): error is Error {
+  return error instanceof Error ||
+    (typeof error === 'object' && error !== null && typeof (error as Error).message === 'string' && typeof (error as Error).name === 'string');
+}
+
 export function stackOf(error: unknown): string {
-  if (error instanceof Error) {
+  if (isErrorLike(error)) {
     let text = error.stack ?? `${error.name}: ${error.message}`;
     let cause = error.cause;
     for (let depth = 0; cause !== undefined && depth < 5; depth += 1) {
-      text += `\nCaused by: ${cause instanceof Error ? (cause.stack ?? cause.message) : String(cause)}`;
-      cause = cause instanceof Error ? cause.cause : undefined;
+      text += `\nCaused by: ${isErrorLike(cause) ? (cause.stack ?? cause.message) : String(cause)}`;
+      cause = isErrorLike(cause) ? cause.cause : undefined;
     }
     return text;
   }

@@ -76,20 +76,42 @@ export function runRepl(opts: ReplOptions): Promise<number> {
   }
 
   // ---- Evaluation: one-line errors, interrupt signal per evaluation.
+  const settle = (controller: AbortController): void => {
+    running.delete(controller);
+    if (current === controller) current = undefined;
+  };
+  const report = (err: unknown): void => {
+    state.lastError = err;
+    out(debug && !isInterrupt(err) ? stackOf(err) : `${oneLine(err)}${isInterrupt(err) ? '' : '  (.stack for details)'}`);
+  };
+  // Node's default eval runs inside the REPL's domain and hands errors to it, whose listener
+  // prints them with their stack as "Uncaught …". `_domain` is internal (Node 20 to 24 have it);
+  // without it errors still print, Node's way.
+  const replDomain = (server as unknown as { _domain?: NodeJS.EventEmitter })._domain;
+  if (replDomain !== undefined && typeof replDomain.on === 'function') {
+    replDomain.removeAllListeners('error');
+    replDomain.on('error', (err: unknown) => {
+      // The evaluation that failed is the current one: Node runs them one at a time.
+      if (current !== undefined) settle(current);
+      report(err);
+      server.clearBufferedCommand();
+      const lines = (server as unknown as { lines?: { level?: unknown[] } }).lines;
+      if (lines !== undefined) lines.level = [];
+      server.displayPrompt();
+    });
+  }
   const baseEval = server.eval as unknown as Eval;
   const wrapped: Eval = (code, context, file, cb) => {
     const controller = new AbortController();
     running.add(controller);
     current = controller;
     baseEval.call(server, code, context, file, (err, result) => {
-      running.delete(controller);
-      if (current === controller) current = undefined;
+      settle(controller);
       if (err === null || err === undefined || err instanceof repl.Recoverable) {
         cb(err ?? null, result);
         return;
       }
-      state.lastError = err;
-      out(debug && !isInterrupt(err) ? stackOf(err) : `${oneLine(err)}${isInterrupt(err) ? '' : '  (.stack for details)'}`);
+      report(err);
       cb(null, undefined);
     });
   };

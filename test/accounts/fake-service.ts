@@ -14,6 +14,9 @@ export const ACCEPTED: AccountsAccepted = { code: 200, message: 'success', body:
 export class FakeService extends EventEmitter implements ServiceApi {
   readonly lenderPublicId = 'fake';
   readonly calls: { endpoint: Endpoint; records: Record<string, unknown>[] }[] = [];
+  /** Records of the requests that succeeded, in the order the responses came back: what a service
+   * that applies each request on arrival of its last byte would have applied. */
+  readonly processed: Record<string, unknown>[] = [];
   handler: Handler = () => {};
   inFlight = 0;
   maxInFlight = 0;
@@ -43,6 +46,7 @@ export class FakeService extends EventEmitter implements ServiceApi {
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     try {
       await this.handler(copy, endpoint, opts);
+      this.processed.push(...copy);
       return ACCEPTED;
     } finally {
       this.inFlight -= 1;

@@ -30,7 +30,7 @@ let env: NodeJS.ProcessEnv;
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'lender-sync-'));
   sandboxProc = spawn(process.execPath, ['--import', 'tsx', MAIN, 'sandbox', '--seed', '21', '--scale', '1200', '--latency', '4'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'ignore'],
   });
   const lines = createInterface({ input: sandboxProc.stdout! });
   const [first] = (await once(lines, 'line')) as [string];
@@ -91,8 +91,9 @@ async function interruptAt(out: string, lines: number, signal: NodeJS.Signals) {
   let exited = false;
   void result.then(() => { exited = true; });
   while (!exited && (await totalLines(out)) < lines) await new Promise((r) => setTimeout(r, 15));
-  if (!exited) child.kill(signal);
-  return { ...(await result), interrupted: !exited };
+  const interrupted = !exited;
+  if (interrupted) child.kill(signal);
+  return { ...(await result), interrupted };
 }
 
 async function expectedRows(): Promise<Map<string, string[]>> {

@@ -1,13 +1,64 @@
-// Placeholder until its issue lands; replaced by the real command.
-import type { Command } from '../command.ts';
+// `lender demo` (also `npm start`): the whole product on an embedded sandbox, ending with a
+// summary on stdout. Progress goes to stderr so stdout holds only the summary.
+import { parseArgs } from 'node:util';
+import { EXIT, UsageError, type Command } from '../command.ts';
+import { EMBEDDED_SANDBOX_SEED } from '../connect.ts';
+import { parsePositiveInt } from './export.ts';
+import { DEFAULT_PORTFOLIO_SIZE } from '../../demo/portfolio.ts';
+
+export const OPTIONS = {
+  out: { type: 'string' },
+  records: { type: 'string' },
+} as const;
+
+const HELP = `Usage: lender demo [--out DIR] [--records N]
+
+Runs the whole product on an embedded sandbox (seed ${EMBEDDED_SANDBOX_SEED}, lender demo), no
+credentials needed:
+  1. pushes a sample portfolio through the account writer; the deliberately invalid records
+     are rejected before sending and written to DIR/rejects.ndjson
+  2. flags one debtor do-not-contact and one account disputed
+  3. waits for the sandbox to process everything, then syncs every available dataset into
+     DIR/<code>.ndjson, with a progress bar per dataset on stderr
+  4. prints a summary on stdout: rows per dataset, rejected records by reason, time taken
+
+Running it again with the same DIR is an incremental sync (state in DIR/.lender-state.json):
+the sandbox starts with the same seed, the portfolio is pushed again with fresh timestamps, and
+only the changed rows are fetched and appended.
+
+Options:
+  --out DIR      folder of the NDJSON files, the state and the rejects (default ./out)
+  --records N    records in the sample portfolio, 20 or more (default ${DEFAULT_PORTFOLIO_SIZE})
+
+Exit codes: 0 done (rejected sample records are expected), 1 failure, 2 usage error.
+`;
 
 const command: Command = {
   name: 'demo',
-  summary: 'not built yet',
-  help: 'Usage: lender demo (not built yet)',
-  async run(_argv, io) {
-    io.stderr.write('lender demo: not built yet\n');
-    return 1;
+  summary: 'the whole product on an embedded sandbox',
+  help: HELP,
+  async run(argv, io) {
+    let values;
+    try {
+      ({ values } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: false, strict: true }));
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    if (values.out === '') throw new UsageError('--out needs a folder');
+    const records = parsePositiveInt(values.records, '--records', 1_000_000);
+    if (records !== undefined && records < 20) throw new UsageError(`--records must be at least 20, not ${records}`);
+    // Loaded on run so `lender demo --help` stays instant.
+    const { runDemo } = await import('../../demo/run.ts');
+    const { formatSummary } = await import('../../demo/summary.ts');
+    const result = await runDemo({
+      out: values.out ?? 'out',
+      seed: EMBEDDED_SANDBOX_SEED,
+      progress: io.stderr,
+      signal: io.signal,
+      ...(records !== undefined && { records }),
+    });
+    io.stdout.write(formatSummary(result));
+    return EXIT.ok;
   },
 };
 export default command;

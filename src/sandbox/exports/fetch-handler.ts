@@ -3,9 +3,9 @@
 import { type DatasetCode, datasetInfo, SCHEMA_VERSION, sectionInfo } from '../../catalog/datasets.ts';
 import type { RouteRequest, RouteResponse, SandboxStats } from '../contracts.ts';
 import { type Availability, isAvailable } from './catalog.ts';
-import { CursorError, decodeCursor, encodeCursor } from './cursor.ts';
+import { CursorError, type CursorKey, decodeCursor, encodeCursor } from './cursor.ts';
 import { exportError, exportOk, MESSAGES } from './envelopes.ts';
-import { isoOrNull, parsePageQuery, QueryError } from './query.ts';
+import { isoOrNull, type PageQuery, parsePageQuery, QueryError } from './query.ts';
 import { readPage } from './read-page.ts';
 import type { ExportStore } from './store.ts';
 
@@ -29,8 +29,8 @@ export function handleFetch(req: RouteRequest, store: ExportStore, settings: Fet
   if (info === undefined || info.section !== section.code) return exportError(404, MESSAGES.unknownDataset, req.requestId);
   if (!isAvailable(info, settings.available)) return exportError(404, MESSAGES.unavailable(info.code), req.requestId);
 
-  let query;
-  let after = null;
+  let query: PageQuery;
+  let after: CursorKey | null = null;
   try {
     query = parsePageQuery(req.url.searchParams);
     if (query.cursor !== null) after = decodeCursor(query.cursor, info.code, query.sort);

@@ -1,0 +1,53 @@
+// Shared by the export benches: a sandbox in its own process (so its memory and CPU do not
+// count against the exporter being measured), a logged-in client, and sinks.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
+import { LenderClient } from '../src/client/client.ts';
+
+const MAIN = new URL('../src/cli/main.ts', import.meta.url).pathname;
+
+export interface ServedSandbox {
+  authUrl: string;
+  ca: Buffer;
+  email: string;
+  password: string;
+  proc: ChildProcess;
+  login(): Promise<LenderClient>;
+  close(): Promise<void>;
+}
+
+export async function serveSandbox(args: string[]): Promise<ServedSandbox> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', MAIN, 'sandbox', ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const [line] = (await once(createInterface({ input: proc.stdout! }), 'line')) as [string];
+  const served = JSON.parse(line) as { authUrl: string; caFile: string; lenders: { lender: string; email: string; password: string }[] };
+  const demo = served.lenders.find((l) => l.lender === 'demo')!;
+  const ca = await readFile(served.caFile);
+  return {
+    authUrl: served.authUrl, ca, email: demo.email, password: demo.password, proc,
+    login: () => LenderClient.login({ authUrl: served.authUrl, lender: 'demo', email: demo.email, password: demo.password, ca }),
+    async close() {
+      proc.kill('SIGTERM');
+      await once(proc, 'exit');
+    },
+  };
+}
+
+/** A text sink that counts bytes; with delayEvery it yields to the event loop for delayMs every
+ * so many writes, standing in for a slow disk or network. */
+export function countingSink(delayEvery = 0, delayMs = 0): Writable & { bytes: number } {
+  let writes = 0;
+  const sink = new Writable({
+    highWaterMark: 64 * 1024,
+    write(chunk: Buffer, _enc, callback) {
+      sink.bytes += chunk.length;
+      writes += 1;
+      if (delayEvery > 0 && writes % delayEvery === 0) setTimeout(callback, delayMs);
+      else callback();
+    },
+  }) as Writable & { bytes: number };
+  sink.bytes = 0;
+  return sink;
+}

@@ -1,0 +1,166 @@
+// What `lender push` and `lender flag` share: arguments, reading NDJSON or JSON records from a
+// file or stdin, the writer, progress on stderr, one summary JSON line on stdout, the exit code.
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { parseArgs } from 'node:util';
+import type { ServiceApi } from '../client/api.ts';
+import { JsonSourceError } from '../accounts/sources/json.ts';
+import { readRecords, type ReadRecordsOptions } from '../accounts/sources/read-records.ts';
+import type { MalformedRecord, SourceRecord } from '../accounts/source-record.ts';
+import type { RecordWriter, RecordWriterOptions, WriterSummary } from '../accounts/writer.ts';
+import { EXIT, UsageError, type CommandIo } from './command.ts';
+import { CONNECTION_OPTIONS, connect } from './connect.ts';
+
+export interface RecordCommandSpec {
+  readonly name: 'push' | 'flag';
+  /** Whether --strict is accepted (the account schema has a strict mode; flags have none). */
+  readonly strictOption: boolean;
+  createWriter(api: ServiceApi, opts: RecordWriterOptions & { strict?: boolean }): RecordWriter<unknown>;
+}
+
+export const RECORD_OPTIONS_HELP = `Input:
+  FILE | -              NDJSON or JSON file; - or nothing reads stdin
+  --format F            ndjson or json (default: told from the first bytes: [ or {"accounts": [
+                        is JSON, anything else NDJSON)
+Sending:
+  --batch-size N        records per request, 1..10000 (default 500)
+  --concurrency N       requests in flight, 1..32 (default 2)
+Output:
+  --rejects FILE        write every rejected record there as NDJSON:
+                        {"index","line"|"element","reason","errors","record"}
+  --progress            progress on stderr even when it is not a terminal
+
+A summary JSON line goes to stdout: {"received","accepted","rejected","rejectedByReason",
+"batches","requests","retries","bytes"}, plus "sourceError" when the input could not be read to
+the end. Reasons: invalid (refused by validation, never sent), malformed (not a record: a line
+that is not JSON, a value that is not an object), server (named in the service's 400),
+failed (its request still failed after the retries).
+
+NDJSON: a bad line is rejected with its line number and reading goes on. JSON: the document is
+streamed, never loaded whole; a syntax error cannot be read past, so the records before it are
+sent, the error is reported with its line and column, and nothing after it is read (exit 1).
+
+Exit codes: 0 every record accepted; 3 finished, some records rejected; 1 runtime failure
+(network, auth, server, unreadable input); 2 usage error.`;
+
+const OPTIONS = {
+  ...CONNECTION_OPTIONS,
+  format: { type: 'string' },
+  'batch-size': { type: 'string' },
+  concurrency: { type: 'string' },
+  rejects: { type: 'string' },
+  strict: { type: 'boolean' },
+  progress: { type: 'boolean' },
+} as const;
+
+function integerFlag(value: string | undefined, flag: string, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) {
+    throw new UsageError(`${flag} must be an integer from 1 to ${max}, not '${value}'`);
+  }
+  return Number(value);
+}
+
+async function checkReadable(path: string): Promise<void> {
+  try {
+    await access(path, constants.R_OK);
+    if ((await stat(path)).isDirectory()) throw new UsageError(`${path} is a directory, not a file of records`);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(`cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
+
+interface SourceErrorReport {
+  message: string;
+  line?: number;
+  column?: number;
+  offset?: number;
+  elementsRead: number;
+}
+
+/** Writes a progress line at most every `intervalMs`, and always the last one. */
+function progressReporter(io: CommandIo, name: string): (summary: WriterSummary, final?: boolean) => void {
+  const tty = (io.stderr as { isTTY?: boolean }).isTTY === true;
+  const intervalMs = tty ? 100 : 2000;
+  const started = Date.now();
+  let last = 0;
+  return (s, final = false) => {
+    const now = Date.now();
+    if (!final && now - last < intervalMs) return;
+    last = now;
+    const rate = now > started ? Math.round((s.accepted * 1000) / (now - started)) : 0;
+    const line = `${name}: ${s.received} read, ${s.accepted} accepted, ${s.rejected} rejected, ${s.requests} requests, ${s.retries} retries, ${rate} records/s`;
+    io.stderr.write(tty ? `\r${line}\u001b[K${final ? '\n' : ''}` : `${line}\n`);
+  };
+}
+
+export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], io: CommandIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length > 1) throw new UsageError(`give one input file (or - for stdin), not ${positionals.length}`);
+  if (values.strict !== undefined && !spec.strictOption) throw new UsageError(`--strict is an option of 'lender push' only`);
+  const format = values.format;
+  if (format !== undefined && format !== 'ndjson' && format !== 'json') {
+    throw new UsageError(`--format must be ndjson or json, not '${format}'`);
+  }
+  const sourceOpts: ReadRecordsOptions = format === undefined ? {} : { format };
+  const batchSize = integerFlag(values['batch-size'], '--batch-size', 10_000);
+  const concurrency = integerFlag(values.concurrency, '--concurrency', 32);
+  const file = positionals[0] ?? '-';
+  if (file !== '-') await checkReadable(file);
+
+  const connection = await connect(values, io);
+  try {
+    const writerOpts: RecordWriterOptions & { strict?: boolean } = { signal: io.signal };
+    if (batchSize !== undefined) writerOpts.batchSize = batchSize;
+    if (concurrency !== undefined) writerOpts.concurrency = concurrency;
+    if (values.rejects !== undefined) writerOpts.rejects = values.rejects;
+    if (values.strict === true) writerOpts.strict = true;
+    const writer = spec.createWriter(connection.client, writerOpts);
+
+    const showProgress = values.progress === true || (io.stderr as { isTTY?: boolean }).isTTY === true;
+    const report = showProgress ? progressReporter(io, spec.name) : undefined;
+    if (report !== undefined) writer.on('progress', (s: WriterSummary) => report(s));
+
+    const input = file === '-' ? io.stdin : createReadStream(file);
+    let sourceError: SourceErrorReport | undefined;
+    // A JSON syntax error ends the input, not the run: what was read before it is still sent.
+    async function* records(): AsyncGenerator<SourceRecord | MalformedRecord> {
+      try {
+        yield* readRecords(input as AsyncIterable<Buffer | string>, sourceOpts);
+      } catch (error) {
+        if (!(error instanceof JsonSourceError)) throw error;
+        sourceError = { message: error.message, ...error.position, elementsRead: error.elementsRead };
+      }
+    }
+
+    let stopped = false;
+    try {
+      await pipeline(Readable.from(records()), writer);
+    } catch (error) {
+      if (!io.signal.aborted) throw error;
+      stopped = true;
+    }
+    const summary = writer.summary;
+    report?.(summary, true);
+    const out: Record<string, unknown> = { ...summary };
+    if (values.rejects !== undefined) out.rejectsFile = values.rejects;
+    if (sourceError !== undefined) out.sourceError = sourceError;
+    if (stopped) out.stopped = true;
+    io.stdout.write(`${JSON.stringify(out)}\n`);
+    if (sourceError !== undefined) io.stderr.write(`lender ${spec.name}: ${(sourceError as SourceErrorReport).message}\n`);
+    if (stopped || sourceError !== undefined) return EXIT.failure;
+    return summary.rejected > 0 ? EXIT.rejected : EXIT.ok;
+  } finally {
+    await connection.close();
+  }
+}

@@ -1,0 +1,186 @@
+// The demo: the whole product on an embedded sandbox. Push a sample portfolio through the account
+// writer (rejects to a file), flag a debtor do-not-contact and an account disputed, wait for the
+// sandbox to process everything, then sync every available dataset into a folder. A second run
+// against the same folder is an incremental sync: the sandbox is started with the same seed, so
+// the lender and its data are the same, and the re-pushed portfolio carries fresh timestamps.
+import { createReadStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { once } from 'node:events';
+import { join, resolve } from 'node:path';
+import { finished } from 'node:stream/promises';
+import { createAccountWriter } from '../accounts/account-writer.ts';
+import { setFlags } from '../accounts/flags.ts';
+import type { RejectEvent } from '../accounts/writer.ts';
+import { datasetInfo } from '../catalog/datasets.ts';
+import { LenderClient } from '../client/client.ts';
+import { fileState } from '../exports/state.ts';
+import { DEFAULT_STATE_FILE, sync } from '../exports/sync.ts';
+import { samplePortfolio, DEFAULT_PORTFOLIO_SIZE } from './portfolio.ts';
+import { BarLine, followDataset } from './progress.ts';
+
+export interface DemoOptions {
+  /** Folder of the NDJSON files, the state file and the rejects file. */
+  out: string;
+  /** Records in the sample portfolio. */
+  records?: number;
+  /** Seed of the embedded sandbox; the same seed gives the same lender and data on every run. */
+  seed: number;
+  /** Where progress goes (stderr). */
+  progress: NodeJS.WritableStream;
+  signal?: AbortSignal;
+}
+
+export interface DemoDataset {
+  code: string;
+  name: string;
+  mode: 'initial' | 'incremental' | 'resumed';
+  /** Rows written by this run. */
+  fetched: number;
+  /** Lines in the dataset's file after this run (earlier runs' rows included). */
+  inFile: number;
+  pages: number;
+  file: string;
+}
+
+export interface DemoResult {
+  out: string;
+  stateFile: string;
+  rejectsFile: string;
+  authUrl: string;
+  push: { records: number; accepted: number; rejected: number; batches: number; retries: number };
+  /** Rejected records grouped by the first error message, most frequent first. */
+  rejectReasons: { reason: string; count: number }[];
+  flags: {
+    accepted: number;
+    rejected: number;
+    doNotContact: { debtorCompanyId: string; accounts: number };
+    disputed: { debtorCompanyId: string; accountId: string };
+  };
+  datasets: DemoDataset[];
+  timings: { sandbox: number; push: number; flags: number; drain: number; sync: number; total: number };
+}
+
+/** Counts newline-terminated lines without holding the file in memory. */
+export async function countLines(path: string): Promise<number> {
+  let lines = 0;
+  try {
+    for await (const chunk of createReadStream(path)) {
+      const buffer = chunk as Buffer;
+      for (let i = buffer.indexOf(0x0a); i !== -1; i = buffer.indexOf(0x0a, i + 1)) lines += 1;
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw error;
+  }
+  return lines;
+}
+
+export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
+  const t0 = performance.now();
+  const lap = (() => {
+    let last = t0;
+    return () => {
+      const now = performance.now();
+      const ms = now - last;
+      last = now;
+      return Math.round(ms);
+    };
+  })();
+  const out = resolve(opts.out);
+  await mkdir(out, { recursive: true });
+  const rejectsFile = join(out, 'rejects.ndjson');
+  const stateFile = join(out, DEFAULT_STATE_FILE);
+  const portfolio = samplePortfolio(opts.records ?? DEFAULT_PORTFOLIO_SIZE);
+
+  // Loaded here, not at the top: the sandbox is a CLI/demo concern, never a client dependency.
+  const { startSandbox } = await import('../sandbox/index.ts');
+  const sandbox = await startSandbox({ seed: opts.seed });
+  let client: LenderClient | undefined;
+  try {
+    client = await LenderClient.login({ ...sandbox.credentials('demo'), ...(opts.signal && { signal: opts.signal }) });
+    const sandboxMs = lap();
+
+    // ---- push
+    const total = portfolio.records.length;
+    const bar = new BarLine(opts.progress, 'push    ');
+    const writer = createAccountWriter(client, {
+      batchSize: 500, concurrency: 4, rejects: rejectsFile, ...(opts.signal && { signal: opts.signal }),
+    });
+    const reasons = new Map<string, number>();
+    const show = () => {
+      const s = writer.summary;
+      bar.update((s.accepted + s.rejected) / total, `${s.accepted + s.rejected}/${total} records, ${s.rejected} rejected`);
+    };
+    writer.on('reject', (event: RejectEvent) => {
+      const reason = event.errors[0] ?? event.reason;
+      reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+      show();
+    });
+    writer.on('progress', show);
+    for (const record of portfolio.records) {
+      if (!writer.write(record)) await once(writer, 'drain', opts.signal ? { signal: opts.signal } : {});
+    }
+    writer.end();
+    await finished(writer);
+    const pushed = writer.summary;
+    bar.finish(`${total}/${total} records, ${pushed.accepted} accepted, ${pushed.rejected} rejected → ${rejectsFile}`);
+    // Drained before flagging so the flags meet the accounts as processed, not as queued.
+    await sandbox.drain();
+    const pushMs = lap();
+
+    // ---- flags
+    const flagged = await setFlags(client, [
+      { status: 'doNotContact', debtorCompanyId: portfolio.doNotContact.debtorCompanyId, accountId: portfolio.doNotContact.accountId },
+      { status: 'disputed', debtorCompanyId: portfolio.disputed.debtorCompanyId, accountId: portfolio.disputed.accountId },
+    ], opts.signal ? { signal: opts.signal } : {});
+    const flagsMs = lap();
+
+    // The service processes accepted data in the background; the export shows it once applied.
+    await sandbox.drain();
+    const drainMs = lap();
+
+    // ---- sync
+    const summary = await sync(client, undefined, {
+      out,
+      state: fileState(stateFile),
+      includeTotal: true,
+      ...(opts.signal && { signal: opts.signal }),
+      onStream: (stream) => {
+        followDataset(opts.progress, stream, stream.dataset.code.padEnd(8));
+      },
+    });
+    const syncMs = lap();
+
+    const datasets: DemoDataset[] = [];
+    for (const s of Object.values(summary)) {
+      datasets.push({
+        code: s.dataset,
+        name: datasetInfo(s.dataset)?.name ?? s.dataset,
+        mode: s.mode,
+        fetched: s.rows,
+        inFile: await countLines(s.file),
+        pages: s.pages,
+        file: s.file,
+      });
+    }
+    return {
+      out,
+      stateFile,
+      rejectsFile,
+      authUrl: sandbox.authUrl,
+      push: { records: total, accepted: pushed.accepted, rejected: pushed.rejected, batches: pushed.batches, retries: pushed.retries },
+      rejectReasons: [...reasons].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason)),
+      flags: {
+        accepted: flagged.accepted,
+        rejected: flagged.rejected,
+        doNotContact: { debtorCompanyId: portfolio.doNotContact.debtorCompanyId, accounts: portfolio.doNotContact.accounts },
+        disputed: { ...portfolio.disputed },
+      },
+      datasets,
+      timings: { sandbox: sandboxMs, push: pushMs, flags: flagsMs, drain: drainMs, sync: syncMs, total: Math.round(performance.now() - t0) },
+    };
+  } finally {
+    await client?.close();
+    await sandbox.close();
+  }
+}

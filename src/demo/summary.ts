@@ -1,0 +1,72 @@
+// The demo's closing report on stdout: what was pushed and rejected (by reason), the flags, rows
+// per dataset, the time taken, and what to try next. Plain text with fixed columns so it reads
+// well in a terminal and can be checked line by line (test/demo/demo.test.ts parses it).
+import { existsSync, readdirSync } from 'node:fs';
+import { relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { DemoResult } from './run.ts';
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+function shown(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel === '' ? '.' : rel.startsWith('..') ? path : `./${rel}`;
+}
+
+/** Notebooks next to the package (a repository checkout); an installed package has none. */
+function notebooks(): string[] {
+  const dir = fileURLToPath(new URL('../../notebooks/', import.meta.url));
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).filter((name) => name.endsWith('.ipynb')).sort().map((name) => `notebooks/${name}`);
+}
+
+export function formatSummary(r: DemoResult): string {
+  const lines: string[] = [];
+  const incremental = r.datasets.some((d) => d.mode === 'incremental');
+  lines.push(`lender demo: done in ${seconds(r.timings.total)} on an embedded sandbox (${r.authUrl}, lender demo)`);
+  lines.push('');
+
+  lines.push(`Pushed ${r.push.records} account records: ${r.push.accepted} accepted, ${r.push.rejected} rejected ` +
+    `(${r.push.batches} batches, ${r.push.retries} retries)`);
+  if (r.rejectReasons.length > 0) {
+    lines.push(`Rejected records by reason (each one is a line in ${shown(r.rejectsFile)}):`);
+    const width = Math.max(...r.rejectReasons.map((x) => String(x.count).length));
+    for (const { reason, count } of r.rejectReasons) lines.push(`  ${String(count).padStart(width)}  ${reason}`);
+  }
+  lines.push(`Flagged do-not-contact: debtor ${r.flags.doNotContact.debtorCompanyId} (all ${r.flags.doNotContact.accounts} of its accounts); ` +
+    `disputed: account ${r.flags.disputed.accountId} (${r.flags.accepted} of 2 flags accepted)`);
+  lines.push('');
+
+  lines.push(`${incremental ? 'Incremental sync' : 'Initial sync'} of ${r.datasets.length} datasets into ${shown(r.out)} ` +
+    `(state in ${shown(r.stateFile)}):`);
+  const nameWidth = Math.max(4, ...r.datasets.map((d) => d.name.length));
+  const header = `  ${'code'.padEnd(5)} ${'name'.padEnd(nameWidth)}  ${'load'.padEnd(11)} ${'fetched'.padStart(8)} ${'in file'.padStart(8)} ${'pages'.padStart(6)}`;
+  lines.push(header);
+  let fetched = 0;
+  let inFile = 0;
+  for (const d of r.datasets) {
+    fetched += d.fetched;
+    inFile += d.inFile;
+    lines.push(`  ${d.code.padEnd(5)} ${d.name.padEnd(nameWidth)}  ${d.mode.padEnd(11)} ${String(d.fetched).padStart(8)} ${String(d.inFile).padStart(8)} ${String(d.pages).padStart(6)}`);
+  }
+  lines.push(`  ${'total'.padEnd(5)} ${''.padEnd(nameWidth)}  ${''.padEnd(11)} ${String(fetched).padStart(8)} ${String(inFile).padStart(8)}`);
+  lines.push(incremental
+    ? '  "fetched" is what changed since the last run; files are appended to, so upsert rows by public_id.'
+    : '  "fetched" rows were written to <code>.ndjson; run the demo again for an incremental sync.');
+  lines.push('');
+
+  const t = r.timings;
+  lines.push(`Time: ${seconds(t.total)} (sandbox start ${seconds(t.sandbox)}, push ${seconds(t.push)}, flags ${seconds(t.flags)}, ` +
+    `processing ${seconds(t.drain)}, sync ${seconds(t.sync)})`);
+  lines.push('');
+
+  lines.push('Next:');
+  lines.push('  npm start                 run the demo again: an incremental sync fetches only what changed');
+  lines.push('  lender repl --sandbox     a logged-in REPL: await rows(\'D07\', { limit: 5 }), .datasets');
+  lines.push('  lender sandbox --port 0   the sandbox on its own, for curl or your own scripts');
+  const books = notebooks();
+  if (books.length > 0) {
+    lines.push(`  notebooks                 ${books[0]}${books.length > 1 ? ` and ${books.length - 1} more` : ''} (Jupyter with the tslab kernel)`);
+  }
+  return lines.join('\n') + '\n';
+}
