@@ -21,11 +21,11 @@ async function plainLoop(s: ServedSandbox): Promise<{ rows: number; ms: number }
   let rows = 0;
   let cursor: string | null = null;
   do {
-    const qs = new URLSearchParams({ limit: '1000', ...(cursor !== null && { cursor }) });
-    const res = await request(`${s.authUrl}/admin/v3/lenders/${session.lenderPublicId}/exports/S2/${DATASET}?${qs}`, {
+    const qs: URLSearchParams = new URLSearchParams({ limit: '1000', ...(cursor !== null && { cursor }) });
+    const res: Awaited<ReturnType<typeof request>> = await request(`${s.authUrl}/admin/v3/lenders/${session.lenderPublicId}/exports/S2/${DATASET}?${qs}`, {
       dispatcher: agent, headers: { authorization: `Bearer ${session.token}` },
     });
-    const body = ((await res.body.json()) as { body: { rows: unknown[]; pagination: { nextCursor: string | null } } }).body;
+    const body: { rows: unknown[]; pagination: { nextCursor: string | null } } = ((await res.body.json()) as { body: { rows: unknown[]; pagination: { nextCursor: string | null } } }).body;
     let text = '';
     for (const row of body.rows) text += JSON.stringify(row) + '\n';
     if (!sink.write(text)) await new Promise((r) => sink.once('drain', r));

@@ -63,6 +63,7 @@ async function sandboxParts(opts: SessionOptions): Promise<SessionParts> {
       stats: () => ({ ...sandbox.stats() }),
       drain: () => sandbox.drain(),
       advance: () => sandbox.advance(),
+      setFaults: (patch) => sandbox.setFaults(patch),
     };
     return {
       client,

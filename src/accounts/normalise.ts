@@ -54,20 +54,27 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
 }
 
-/** A copy of an account record in wire form; non-objects are returned unchanged. The input is
- * never mutated, because callers may still hold (and log) what they wrote. */
+/** The account record in wire form; non-objects are returned unchanged. The input is never
+ * mutated, because callers may still hold (and log) what they wrote: a record that needs a change
+ * is copied, one already in wire form is returned as it is (most are; copying them all showed up
+ * as garbage-collection time). */
 export function normaliseAccount(input: unknown): unknown {
   if (!isPlainObject(input)) return input;
-  const record: Record<string, unknown> = { ...input };
-  record.status = toOperation(record.status, ACCOUNT_OPERATIONS);
+  let record: Record<string, unknown> | undefined;
+  const set = (field: string, value: unknown): void => {
+    if (value === input[field]) return;
+    record ??= { ...input };
+    record[field] = value;
+  };
+  set('status', toOperation(input.status, ACCOUNT_OPERATIONS));
   for (const field of DATE_FIELDS) {
-    if (field in record) record[field] = toServiceDate(record[field]);
+    if (input[field] !== undefined) set(field, toServiceDate(input[field]));
   }
   for (const field of MONEY_FIELDS) {
-    if (field in record) record[field] = toDecimalString(record[field]);
+    if (input[field] !== undefined) set(field, toDecimalString(input[field]));
   }
-  if ('loanType' in record) record.loanType = toSmallInteger(record.loanType);
-  return record;
+  if (input.loanType !== undefined) set('loanType', toSmallInteger(input.loanType));
+  return record ?? input;
 }
 
 /** A copy of a status-update record in wire form; non-objects are returned unchanged. */

@@ -43,11 +43,29 @@ export function isMoneyString(value: string): boolean {
   return value.length <= MAX_MONEY_LENGTH && DECIMAL.test(value);
 }
 
+// Days per month by year*12+month. Building a luxon DateTime per date was the largest single cost
+// of validating a record; a month's length is all the check needs, and there are few months.
+const monthLengths = new Map<number, number>();
+
+function daysInMonth(year: number, month: number): number {
+  const key = year * 12 + month;
+  let days = monthLengths.get(key);
+  if (days === undefined) {
+    days = DateTime.utc(year, month, 1).daysInMonth ?? 0;
+    monthLengths.set(key, days);
+  }
+  return days;
+}
+
 /** dd/MM/yyyy naming a real calendar day (31/02/2024 is not one). */
 export function isServiceDate(value: string): boolean {
   const match = SERVICE_DATE.exec(value);
   if (match === null) return false;
-  return DateTime.utc(Number(match[3]), Number(match[2]), Number(match[1])).isValid && Number(match[3]) > 0;
+  const day = Number(match[1]);
+  const month = Number(match[2]);
+  const year = Number(match[3]);
+  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
+  return day <= daysInMonth(year, month);
 }
 
 // ---- field builders

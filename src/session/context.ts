@@ -30,6 +30,8 @@ export interface SandboxHandle {
   stats(): Record<string, number>;
   drain(): Promise<void>;
   advance(): { updated: number; inserted: number };
+  /** Latency, fault rates, token lifetime, changed live (e.g. to try Ctrl-C on a slow call). */
+  setFaults(patch: { latencyMs?: number; faults?: Record<string, number>; tokenTtlSeconds?: number }): object;
 }
 
 export interface SessionParts {

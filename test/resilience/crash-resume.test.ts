@@ -21,8 +21,13 @@ const SCALE = SOAK ? 1000 : 300;
 const LIMIT = 50;
 const DATASETS = ['D07', 'D03', 'D01', 'D21', 'D26', 'D23'];
 
+/** When a kill lands: after a random time; the instant a state temp file appears (mid state
+ * write); the instant rows are appended to a data file (between the rows and their checkpoint). */
+type Mode = 'timer' | 'state-write' | 'rows-written';
+const MODES: readonly Mode[] = ['timer', 'state-write', 'rows-written'];
+
 interface KillRecord {
-  mode: 'timer' | 'during-write';
+  mode: Mode;
   /** Complete lines in each dataset file right after the kill. */
   lines: Record<string, number>;
   stateParsed: boolean;
@@ -81,7 +86,7 @@ describe('crash and resume: lender sync killed with SIGKILL at random points', (
     let finishedEarly = 0;
 
     while (kills.length < KILLS) {
-      const mode: KillRecord['mode'] = kills.length % 2 === 0 ? 'timer' : 'during-write';
+      const mode = MODES[kills.length % MODES.length]!;
       const child = spawnLender(args, { env: sandbox.env('demo') });
       child.stdin!.end();
       let stdout = '';
@@ -95,11 +100,12 @@ describe('crash and resume: lender sync killed with SIGKILL at random points', (
         // Start-up (tsx, login) takes most of a second; kill somewhere in the load after it.
         timer = setTimeout(() => child.kill('SIGKILL'), 700 + Math.floor(random() * 2500));
       } else {
-        const target = 1 + Math.floor(random() * 40);
+        const target = 1 + Math.floor(random() * (mode === 'state-write' ? 40 : 8));
+        const matches = mode === 'state-write' ? (name: string) => name.endsWith('.tmp') : (name: string) => name.endsWith('.ndjson');
         let seen = 0;
         const arm = () => {
           watcher = watch(out, (_event, name) => {
-            if (typeof name === 'string' && name.endsWith('.tmp') && ++seen >= target) child.kill('SIGKILL');
+            if (typeof name === 'string' && matches(name) && ++seen >= target) child.kill('SIGKILL');
           });
         };
         if (existsSync(out)) arm();
@@ -175,9 +181,9 @@ describe('crash and resume: lender sync killed with SIGKILL at random points', (
     assert.ok(kills.length >= KILLS || finishedEarly === 1);
     assert.equal(kills.length, KILLS, `the load finished after only ${kills.length} kills; make it longer`);
     scan.captureFolder('crash sync output', out);
-    const duringWrite = kills.filter((k) => k.mode === 'during-write').length;
+    const byMode = MODES.map((m) => `${m}:${kills.filter((k) => k.mode === m).length}`).join(' ');
     const litter = Math.max(0, ...kills.map((k) => k.tmpFiles));
-    ctx.diagnostic(`kills=${kills.length} (during state write: ${duringWrite}) rows=${rows} duplicatesWritten=${duplicates} lost=0 statesParsed=${kills.filter((k) => k.stateParsed).length} maxTmpLeft=${litter}`);
+    ctx.diagnostic(`kills=${kills.length} (${byMode}) rows=${rows} duplicatesWritten=${duplicates} lost=0 statesParsed=${kills.filter((k) => k.stateParsed).length} maxTmpLeft=${litter}`);
   });
 
   it('printed and wrote no password or token', () => {

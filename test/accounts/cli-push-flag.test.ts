@@ -1,0 +1,200 @@
+// `lender push` and `lender flag` end to end, in-process, against a sandbox over HTTPS: summary on
+// stdout, rejects file with line numbers, exit codes, JSON sources, usage errors, help text.
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import type { CommandIo } from '../../src/cli/command.ts';
+import { main } from '../../src/cli/main.ts';
+import { LenderClient } from '../../src/client/client.ts';
+import type { ExportRow } from '../../src/client/types.ts';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+
+let sandbox: Sandbox;
+let client: LenderClient;
+let dir: string;
+
+before(async () => {
+  sandbox = await startSandbox({ seed: 11, scale: 20 });
+  client = await LenderClient.login(sandbox.credentials('demo'));
+  dir = await mkdtemp(join(tmpdir(), 'cli-push-'));
+});
+after(async () => {
+  await client?.close();
+  await sandbox?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function run(argv: string[], stdin = '', env: NodeJS.ProcessEnv | undefined = undefined): Promise<Run> {
+  const out = new PassThrough();
+  const err = new PassThrough();
+  let stdout = '';
+  let stderr = '';
+  out.on('data', (d) => (stdout += d));
+  err.on('data', (d) => (stderr += d));
+  const { email, password } = sandbox.credentials('demo');
+  const io: CommandIo = {
+    stdout: out,
+    stderr: err,
+    stdin: Readable.from([Buffer.from(stdin)]),
+    env: env ?? {
+      LENDER_AUTH_URL: sandbox.authUrl,
+      LENDER_SUBDOMAIN: 'demo',
+      LENDER_EMAIL: email,
+      LENDER_PASSWORD: password,
+      LENDER_CA_FILE: sandbox.caFile,
+      LENDER_CREDENTIALS_FILE: join(dir, 'no-such-credentials.json'),
+    },
+    signal: new AbortController().signal,
+  };
+  const code = await main(argv, io);
+  return { code, stdout, stderr };
+}
+
+function record(debtor: string, accountId: string, extra: Record<string, unknown> = {}) {
+  return { status: 1, debtorCompanyId: debtor, firstName: 'Amal', lastName: 'Haddad', language: 'en', accountId, subAccountId: 'S', principal: '10', ...extra };
+}
+
+async function rows(dataset: 'D02' | 'D03', debtor: string): Promise<ExportRow[]> {
+  await sandbox.drain();
+  const found: ExportRow[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.fetchPage(dataset, { since: '2026-10-01T00:00:00.000Z', limit: 1000, ...(cursor === undefined ? {} : { cursor }) });
+    found.push(...page.rows.filter((r) => r.debtor_company_id === debtor));
+    cursor = page.pagination.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+  return found;
+}
+
+describe('lender push', () => {
+  it('pushes NDJSON, writes rejects with line numbers, prints one summary line and exits 3', async () => {
+    const file = join(dir, 'accounts.ndjson');
+    const rejects = join(dir, 'rejects.ndjson');
+    await writeFile(
+      file,
+      [
+        JSON.stringify(record('CLI-1', 'A1')),
+        '{"status": 1, "debtorCompanyId": ',
+        '',
+        JSON.stringify(record('CLI-1', 'A2', { principal: 'ten' })),
+        JSON.stringify(record('CLI-1', 'A3', { emails: [{ email: 'nobody' }] })),
+        JSON.stringify(record('CLI-1', 'A4', { principal: 12.5 })),
+      ].join('\n'),
+    );
+    const { code, stdout } = await run(['push', file, '--rejects', rejects, '--batch-size', '2']);
+    assert.equal(code, 3);
+    const lines = stdout.trimEnd().split('\n');
+    assert.equal(lines.length, 1);
+    const summary = JSON.parse(lines[0]!);
+    assert.deepEqual(
+      { ...summary, bytes: 0 },
+      { received: 5, accepted: 2, rejected: 3, rejectedByReason: { malformed: 1, invalid: 1, server: 1 }, batches: 2, requests: 3, retries: 0, bytes: 0, rejectsFile: rejects },
+    );
+    const rejected = (await readFile(rejects, 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(
+      rejected.map((r) => [r.line, r.reason, r.errors[0]]).sort(),
+      [
+        [2, 'malformed', rejected.find((r) => r.line === 2).errors[0]],
+        [4, 'invalid', 'principal must be a valid number'],
+        [5, 'server', 'emails[0].email must be a valid email address'],
+      ],
+    );
+    assert.match(rejected.find((r) => r.line === 2).errors[0], /^line 2 is not valid JSON/);
+    const subs = await rows('D03', 'CLI-1');
+    assert.deepEqual(subs.map((r) => [r.account_id, r.principal]).sort(), [['A1', '10'], ['A4', '12.5']]);
+  });
+
+  it('reads {"accounts": [...]} from stdin without --format and exits 0 when all are accepted', async () => {
+    const body = JSON.stringify({ accounts: [record('CLI-2', 'B1'), record('CLI-2', 'B2')] }, null, 2);
+    const { code, stdout } = await run(['push', '-'], body);
+    assert.equal(code, 0);
+    assert.deepEqual({ ...JSON.parse(stdout), bytes: 0 }, { received: 2, accepted: 2, rejected: 0, rejectedByReason: {}, batches: 1, requests: 1, retries: 0, bytes: 0 });
+    assert.equal((await rows('D03', 'CLI-2')).length, 2);
+  });
+
+  it('sends what precedes a JSON syntax error, reports where it is, and exits 1', async () => {
+    const text = `[\n${JSON.stringify(record('CLI-3', 'C1'))},\n${JSON.stringify(record('CLI-3', 'C2'))},\n{"status": 1,, "x": 2},\n${JSON.stringify(record('CLI-3', 'C3'))}\n]`;
+    const file = join(dir, 'broken.json');
+    await writeFile(file, text);
+    const { code, stdout, stderr } = await run(['push', file, '--format', 'json']);
+    assert.equal(code, 1);
+    const summary = JSON.parse(stdout);
+    assert.equal(summary.accepted, 2);
+    assert.equal(summary.received, 2);
+    assert.deepEqual({ ...summary.sourceError, message: '' }, { message: '', line: 4, column: 14, offset: summary.sourceError.offset, elementsRead: 2 });
+    assert.match(summary.sourceError.message, /^JSON syntax error at line 4, column 14/);
+    assert.match(stderr, /JSON syntax error at line 4/);
+    assert.deepEqual((await rows('D03', 'CLI-3')).map((r) => r.account_id).sort(), ['C1', 'C2']);
+  });
+
+  it('--strict enforces the machine-readable schema fields', async () => {
+    const { code, stdout } = await run(['push', '--strict'], JSON.stringify(record('CLI-4', 'D1')));
+    assert.equal(code, 3);
+    assert.deepEqual(JSON.parse(stdout).rejectedByReason, { invalid: 1 });
+  });
+});
+
+describe('lender flag', () => {
+  it('sets Do Not Contact from NDJSON, and rejects an unknown account with the service message', async () => {
+    const file = join(dir, 'accounts-flag.ndjson');
+    await writeFile(file, `${JSON.stringify(record('CLI-5', 'E1'))}\n${JSON.stringify(record('CLI-5', 'E2'))}\n`);
+    assert.equal((await run(['push', file])).code, 0);
+    await sandbox.drain();
+    const rejects = join(dir, 'flag-rejects.ndjson');
+    const flags = [
+      { status: 'doNotContact', debtorCompanyId: 'CLI-5', accountId: 'E1' },
+      { status: 6, debtorCompanyId: 'CLI-5', accountId: 'nope' },
+    ];
+    const { code, stdout } = await run(['flag', '--rejects', rejects], flags.map((f) => JSON.stringify(f)).join('\n'));
+    assert.equal(code, 3);
+    assert.deepEqual(JSON.parse(stdout).rejectedByReason, { server: 1 });
+    const [reject] = (await readFile(rejects, 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual([reject.line, reject.errors], [2, ['account nope not found for debtor CLI-5']]);
+    const accounts = await rows('D02', 'CLI-5');
+    assert.equal(accounts.length, 2);
+    for (const row of accounts) assert.equal(row.do_not_contact, true);
+  });
+});
+
+describe('usage', () => {
+  it('answers bad arguments with exit 2 and a pointer to --help', async () => {
+    for (const argv of [
+      ['push', '--format', 'xml'],
+      ['push', '--batch-size', '0'],
+      ['push', 'a.ndjson', 'b.ndjson'],
+      ['push', join(dir, 'missing.ndjson')],
+      ['flag', '--strict'],
+    ]) {
+      const { code, stderr } = await run(argv);
+      assert.equal(code, 2, argv.join(' '));
+      assert.match(stderr, /--help/);
+    }
+  });
+
+  it('without credentials names both ways to give them', async () => {
+    const { code, stderr } = await run(['push'], '', { LENDER_CREDENTIALS_FILE: join(dir, 'none.json') });
+    assert.equal(code, 2);
+    assert.match(stderr, /--sandbox/);
+    assert.match(stderr, /--auth-url/);
+  });
+
+  it('--help lists every option the command takes', async () => {
+    for (const name of ['push', 'flag']) {
+      const { code, stdout } = await run([name, '--help']);
+      assert.equal(code, 0);
+      const options = ['--format', '--batch-size', '--concurrency', '--rejects', '--progress', '--sandbox', '--auth-url'];
+      for (const option of options) assert.ok(stdout.includes(option), `${name} --help mentions ${option}`);
+      assert.equal(stdout.includes('--strict'), name === 'push');
+      assert.match(stdout, /Exit codes: 0 .*; 3 .*; 1 /s);
+    }
+  });
+});

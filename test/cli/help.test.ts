@@ -1,0 +1,161 @@
+// `lender --help`, every sub-command's `--help` and `lender --version` are accurate: each help
+// lists the flags of the CLI contract (DESIGN.md), every flag a help lists is one the command
+// really accepts, and the command list of `lender --help` matches the commands themselves.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { describe, it } from 'node:test';
+import type { Command, CommandIo } from '../../src/cli/command.ts';
+import { main } from '../../src/cli/main.ts';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+const BIN = fileURLToPath(new URL('../../bin/lender.mjs', import.meta.url));
+
+const CONNECTION = ['--sandbox', '--auth-url', '--lender', '--email', '--password-file', '--ca-file'];
+
+// Flags each command must document: the CLI contract of DESIGN.md plus the connection flags of
+// the client commands. A flag dropped from a help text (or from the contract) fails here.
+const EXPECTED: Record<string, string[]> = {
+  sandbox: ['--port', '--host', '--seed', '--scale', '--latency', '--faults', '--token-ttl', '--total-cap', '--via-budget', '--churn'],
+  catalog: ['--json', ...CONNECTION],
+  export: ['--since', '--until', '--window', '--limit', '--sort', '--state', '--progress', ...CONNECTION],
+  sync: ['--out', '--datasets', '--state', ...CONNECTION],
+  push: ['--format', '--batch-size', '--rejects', ...CONNECTION],
+  flag: CONNECTION,
+  repl: CONNECTION,
+  demo: ['--out', '--records'],
+};
+
+const ENV_VARS = ['LENDER_AUTH_URL', 'LENDER_SUBDOMAIN', 'LENDER_EMAIL', 'LENDER_PASSWORD', 'LENDER_CA_FILE'];
+const CLIENT_COMMANDS = ['catalog', 'export', 'sync', 'push', 'flag', 'repl'];
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function run(argv: string[]): Promise<Run> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  const stdin = new PassThrough();
+  stdin.end();
+  const out = { stdout: '', stderr: '' };
+  stdout.on('data', (c: Buffer) => (out.stdout += c.toString()));
+  stderr.on('data', (c: Buffer) => (out.stderr += c.toString()));
+  // No credentials anywhere, so nothing can log in even if a command got past its arguments.
+  const env: NodeJS.ProcessEnv = { LENDER_CREDENTIALS_FILE: '/nonexistent/lender-credentials.json', HOME: '/nonexistent' };
+  const io: CommandIo = { stdout, stderr, stdin, env, signal: new AbortController().signal };
+  const code = await main(argv, io);
+  return { code, ...out };
+}
+
+/** Flags a help text lists as options: lines that start with a flag. */
+function listedFlags(help: string): string[] {
+  const flags = new Set<string>();
+  for (const m of help.matchAll(/^ {2,}(--[a-z][a-z0-9-]*)/gm)) flags.add(m[1]!);
+  return [...flags].sort();
+}
+
+async function loadCommand(name: string): Promise<Command & { OPTIONS?: Record<string, unknown> }> {
+  const mod = (await import(`../../src/cli/commands/${name}.ts`)) as { default: Command; OPTIONS?: Record<string, unknown>; options?: Record<string, unknown> };
+  return { ...mod.default, run: mod.default.run, ...((mod.OPTIONS ?? mod.options) && { OPTIONS: mod.OPTIONS ?? mod.options }) };
+}
+
+// Loaded up front so the tests below can be declared per command; commands that export their
+// parseArgs table (OPTIONS) get an exact cross-check, the others are probed flag by flag.
+const COMMANDS = new Map(await Promise.all(Object.keys(EXPECTED).map(async (name) => [name, await loadCommand(name)] as const)));
+
+describe('lender --help and --version', () => {
+  it('--version and -v print the package version', async () => {
+    for (const flag of ['--version', '-v']) {
+      const r = await run([flag]);
+      assert.equal(r.code, 0);
+      assert.equal(r.stdout, `${pkg.version}\n`);
+    }
+  });
+
+  it('the installed entry point (bin/lender.mjs) prints the version and the help', () => {
+    const version = spawnSync(process.execPath, [BIN, '--version'], { encoding: 'utf8' });
+    assert.equal(version.status, 0, version.stderr);
+    assert.equal(version.stdout, `${pkg.version}\n`);
+    const help = spawnSync(process.execPath, [BIN, '--help'], { encoding: 'utf8' });
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /^Usage: lender <command>/);
+  });
+
+  it('--help lists every command with the summary the command itself gives', async () => {
+    const r = await run(['--help']);
+    assert.equal(r.code, 0);
+    assert.equal(r.stderr, '');
+    for (const name of Object.keys(EXPECTED)) {
+      const command = await loadCommand(name);
+      assert.equal(command.name, name);
+      const line = new RegExp(`^ {2}${name} +(.+)$`, 'm').exec(r.stdout);
+      assert.ok(line, `lender --help lists ${name}`);
+      assert.equal(line[1], command.summary, `summary of ${name}`);
+    }
+    for (const v of ENV_VARS) assert.match(r.stdout, new RegExp(v));
+    assert.match(r.stdout, /--sandbox/);
+  });
+
+  it('no command prints the usage and exits 2; an unknown command exits 2', async () => {
+    const none = await run([]);
+    assert.equal(none.code, 2);
+    assert.match(none.stdout, /Usage: lender <command>/);
+    const unknown = await run(['frobnicate']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /unknown command 'frobnicate'/);
+  });
+
+  for (const [name, expected] of Object.entries(EXPECTED)) {
+    describe(`lender ${name} --help`, () => {
+      it('exits 0, starts with its usage line and lists the contract flags', async () => {
+        for (const flag of ['--help', '-h']) {
+          const r = await run([name, flag]);
+          assert.equal(r.code, 0, r.stderr);
+          assert.equal(r.stderr, '');
+          assert.match(r.stdout, new RegExp(`^Usage: lender ${name}\\b`));
+          const listed = listedFlags(r.stdout);
+          for (const f of expected) assert.ok(listed.includes(f), `lender ${name} --help lists ${f} (lists ${listed.join(' ')})`);
+        }
+        const command = await loadCommand(name);
+        assert.equal(command.help.trimEnd() + '\n', (await run([name, '--help'])).stdout);
+      });
+
+      it('every flag it lists is accepted by the command', async () => {
+        const command = await loadCommand(name);
+        const listed = listedFlags(command.help);
+        assert.ok(listed.length > 0);
+        // A sentinel unknown option after the flag: the command stops at argument parsing either
+        // way (nothing runs), and the error names the first option it does not know.
+        for (const flag of listed) {
+          const r = await run([name, flag, '--zz-not-an-option']);
+          assert.equal(r.code, 2, `lender ${name} ${flag}: ${r.stderr}`);
+          assert.doesNotMatch(r.stderr, new RegExp(`Unknown option '${flag}'`), `lender ${name} accepts ${flag}`);
+        }
+        const bogus = await run([name, '--zz-not-an-option']);
+        assert.equal(bogus.code, 2);
+        assert.match(bogus.stderr, /--zz-not-an-option/, 'the probe above can tell an unknown flag');
+      });
+
+      const exported = COMMANDS.get(name)?.OPTIONS;
+      if (exported !== undefined) {
+        it('lists exactly the options its argument parser accepts (the exported OPTIONS)', () => {
+          const command = COMMANDS.get(name)!;
+          const accepted = Object.keys(exported).map((k) => `--${k}`).sort();
+          assert.deepEqual(listedFlags(command.help), accepted);
+        });
+      }
+
+      if (CLIENT_COMMANDS.includes(name)) {
+        it('documents the credential environment variables', async () => {
+          const r = await run([name, '--help']);
+          for (const v of ENV_VARS) assert.match(r.stdout, new RegExp(v), `${name} --help names ${v}`);
+        });
+      }
+    });
+  }
+});

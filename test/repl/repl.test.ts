@@ -1,0 +1,138 @@
+// `lender repl --sandbox` end to end: on a real pseudo-terminal (util-linux `script`) and with
+// piped stdin. Evaluates helpers, runs dot-commands, interrupts a slow call with Ctrl-C, and checks
+// the history file: written as lines are accepted, mode 0600, no password or token in it.
+import { strict as assert } from 'node:assert';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { Driver, scriptAvailable, shellQuote } from './driver.ts';
+
+const ROOT = resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', '..');
+const BIN = join(ROOT, 'bin', 'lender.mjs');
+const PROMPT = /lender> $/m;
+
+function tempHome(): string {
+  return mkdtempSync(join(tmpdir(), 'lender-repl-test-'));
+}
+
+function replEnv(home: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, LENDER_REPL_HISTORY: join(home, 'state', 'repl_history'), TERM: 'xterm' };
+  for (const k of ['LENDER_AUTH_URL', 'LENDER_SUBDOMAIN', 'LENDER_EMAIL', 'LENDER_PASSWORD', 'LENDER_DEBUG', 'XDG_STATE_HOME']) delete env[k];
+  return env;
+}
+
+const homes: string[] = [];
+after(() => {
+  for (const h of homes) rmSync(h, { recursive: true, force: true });
+});
+
+/** Reads the demo password from inside the REPL (the line itself is filtered from history). */
+async function demoPassword(d: Driver, enter: string): Promise<string> {
+  d.write(`console.log('PW<' + session.knownSecrets()[0] + '>')${enter}`);
+  const seen = await d.waitFor(/PW<([^>\s]+)>/, 'the password marker');
+  const pw = /PW<([^>\s]+)>/.exec(seen)![1]!;
+  assert.ok(pw.length >= 12);
+  return pw;
+}
+
+function checkHistory(file: string, password: string, mustHave: string[]): void {
+  const st = statSync(file);
+  assert.equal(st.mode & 0o777, 0o600, `history mode is ${(st.mode & 0o777).toString(8)}`);
+  const text = readFileSync(file, 'utf8');
+  for (const line of mustHave) assert.ok(text.includes(line), `history lacks ${line}:\n${text}`);
+  assert.ok(!text.includes(password), 'the password reached the history file');
+  assert.ok(!/eyJ[A-Za-z0-9_-]{6,}\./.test(text), 'a JWT reached the history file');
+  assert.ok(!/knownSecrets|password/i.test(text), 'a sensitive-looking line reached the history file');
+}
+
+describe('lender repl --sandbox on a pseudo-terminal', () => {
+  it('evaluates helpers and commands, stops a slow call on Ctrl-C, keeps a clean 0600 history', async () => {
+    // Fails (not skips) without util-linux `script`: .ci/run runs on machines that have it.
+    assert.ok(scriptAvailable(), 'util-linux `script` is needed to give the REPL a real terminal');
+    const home = tempHome();
+    homes.push(home);
+    const env = replEnv(home);
+    const command = `stty cols 250 rows 60; exec ${shellQuote(process.execPath)} ${shellQuote(BIN)} repl --sandbox`;
+    const d = new Driver('script', ['-qfec', command, '/dev/null'], env, home);
+    try {
+      await d.waitFor(/Connected as demo/, 'the connected banner');
+      await d.waitFor(PROMPT, 'the prompt');
+
+      d.write(`await rows('D07', {limit: 3})\r`);
+      const rows = await d.waitFor(/3 rows of D07[\s\S]*?lender> /, 'three D07 rows');
+      assert.match(rows, /payment_status/);
+      assert.equal(rows.match(/PAID_TO_LENDER/g)?.length, 3);
+
+      // History is written as lines are accepted, not at exit.
+      const historyFile = env.LENDER_REPL_HISTORY!;
+      assert.match(readFileSync(historyFile, 'utf8'), /await rows\('D07', \{limit: 3\}\)/);
+
+      d.write('.datasets\r');
+      const datasets = await d.waitFor(/D26\s+User Lender Details[^\n]*\n[\s\S]*?lender> /, 'the dataset list');
+      assert.match(datasets, /D04\s+Borrower Account Debt Logs\s+created_at\s+false/);
+
+      d.write('.whoami\r');
+      await d.waitFor(/lender: 'demo'[\s\S]*?lender> /, 'whoami');
+
+      const password = await demoPassword(d, '\r');
+      d.write(`const typed = '${password}'\r`);
+      await d.waitFor(PROMPT, 'prompt after the password line');
+      d.write(`const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJkZW1vIn0.c2lnbmF0dXJl'\r`);
+      await d.waitFor(PROMPT, 'prompt after the token line');
+
+      // Errors are one line; the stack is there on request.
+      d.write(`await rows('D04')\r`);
+      const err = await d.waitFor(/DatasetUnavailableError[^\n]*\n/, 'a one-line error');
+      assert.match(err, /\(\.stack for details\)/);
+      assert.doesNotMatch(err, /^\s+at /m);
+      d.write('.stack\r');
+      await d.waitFor(/\n\s+at [^\n]+\n[\s\S]*?lender> /, 'the stack');
+
+      // Ctrl-C while a call is in flight: the call is aborted, the REPL stays.
+      d.write('sandbox.setFaults({latencyMs: 30000}); 0\r');
+      await d.waitFor(PROMPT, 'prompt after slowing the sandbox');
+      d.write(`p = rows('D07', {limit: 1}); await p\r`);
+      await d.waitFor(/await p\n/, 'the echo of the slow call');
+      d.write('\x03');
+      await d.waitFor(/Interrupted[^\n]*\n/, 'the interrupt message');
+      d.write(`sandbox.setFaults({latencyMs: 0}); await p.then(() => 'finished', (e) => e.name)\r`);
+      await d.waitFor(/'AbortError'/, 'the slow call to have been aborted');
+      d.write(`await count('D07')\r`);
+      await d.waitFor(/D07: 1,000 rows/, 'a call after the interrupt');
+
+      d.write('.exit\r');
+      assert.equal(await d.exited(), 0);
+      checkHistory(historyFile, password, ["await rows('D07', {limit: 3})", '.datasets', '.whoami', "await count('D07')", '.exit']);
+    } finally {
+      d.kill();
+    }
+  });
+});
+
+describe('lender repl --sandbox with piped stdin', () => {
+  it('evaluates, lists datasets, exits, and leaves a 0600 history without secrets', async () => {
+    const home = tempHome();
+    homes.push(home);
+    const env = replEnv(home);
+    const d = new Driver(process.execPath, [BIN, 'repl', '--sandbox'], env, home);
+    try {
+      await d.waitFor(/Connected as demo/, 'the connected banner');
+      d.write(`await rows('D07', {limit: 3})\n`);
+      const rows = await d.waitFor(/3 rows of D07[\s\S]*?lender> /, 'three D07 rows');
+      assert.equal(rows.match(/PAID_TO_LENDER/g)?.length, 3);
+      d.write('.datasets\n');
+      await d.waitFor(/D26\s+User Lender Details/, 'the dataset list');
+      const password = await demoPassword(d, '\n');
+      d.write(`login({ password: '${password}' })\n`);
+      await d.waitFor(/ReferenceError: login is not defined/, 'the error for the password line');
+      d.write('1 + 41\n');
+      await d.waitFor(/42/, 'a plain evaluation');
+      d.write('.exit\n');
+      assert.equal(await d.exited(), 0);
+      checkHistory(env.LENDER_REPL_HISTORY!, password, ["await rows('D07', {limit: 3})", '.datasets', '1 + 41']);
+    } finally {
+      d.kill();
+    }
+  });
+});
