@@ -62,7 +62,7 @@ export function runRepl(opts: ReplOptions): Promise<number> {
     running.clear();
   };
   // Prepended: Node's own listener settles the evaluation first, and we must see it running.
-  server.prependListener('SIGINT', () => undefined);
+  server.prependListener('SIGINT', abortRunning);
   // Without a terminal, Ctrl-C arrives as a process signal; the CLI's own handler would end the
   // process on the second one, which is not what Ctrl-C means in a REPL.
   const previousSigint = terminal ? [] : process.listeners('SIGINT');

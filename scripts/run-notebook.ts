@@ -3,7 +3,8 @@
 //
 //   node --import tsx scripts/run-notebook.ts notebooks/01-quick-start.ipynb
 //
-// The cells are concatenated into a temporary module next to the notebook (so relative imports
+// The cells are concatenated into a temporary .mts module (an ES module wherever it sits) next
+// to the notebook (so relative imports
 // resolve as in the kernel, whose working directory is the notebook's folder) and imported with
 // top-level await. Exit 0 when every cell ran; 1 with the failing cell's number otherwise, or when
 // the output holds a secret of the notebook's session (its password, or a JWT-looking string).
@@ -63,7 +64,7 @@ async function main(): Promise<number> {
   const path = resolve(file);
   const nb = readNotebook(path);
   const dir = dirname(path);
-  const temp = resolve(dir, `.run-${basename(path, '.ipynb')}-${process.pid}.ts`);
+  const temp = resolve(dir, `.run-${basename(path, '.ipynb')}-${process.pid}.mts`);
   writeFileSync(temp, notebookModule(nb));
 
   let captured = '';

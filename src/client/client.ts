@@ -6,7 +6,13 @@ import { EventEmitter } from 'node:events';
 import { inspect, type InspectOptionsStylized } from 'node:util';
 import { requestLogin } from '../auth/endpoints.ts';
 import { Session } from '../auth/session.ts';
+import { createAccountWriter, type AccountWriter, type AccountWriterOptions } from '../accounts/account-writer.ts';
+import { createFlagWriter, setFlags, type FlagWriter, type SetFlagsResult } from '../accounts/flags.ts';
+import type { StatusUpdateInput } from '../accounts/schema.ts';
+import type { RecordWriterOptions } from '../accounts/writer.ts';
 import { resolveDataset } from '../catalog/resolve.ts';
+import { exportPages, exportRows, type ExportOptions, type ExportStream } from '../exports/export-stream.ts';
+import { sync, type DatasetSyncSummary, type SyncOptions } from '../exports/sync.ts';
 import type { RefreshEvent, RequestOptions, RetryEvent, RetryPolicy, ServiceApi } from './api.ts';
 import { resolveConfig, normalizeAuthUrl, type ConnectionOptions } from './config.ts';
 import { AuthenticationError, LenderError } from './errors.ts';
@@ -202,6 +208,42 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
   async updateStatus(records: readonly object[], opts: RequestOptions = {}): Promise<AccountsAccepted> {
     const path = `/lenders/${this.#lenderSegment()}/accounts/update-status`;
     return this.#accountsCall(path, records, opts);
+  }
+
+  // The streams live in src/exports and src/accounts and build on ServiceApi alone; these
+  // methods are the entry points users reach for on the client.
+
+  /** Pages of a dataset as an object-mode Readable, fetched only as fast as they are read. */
+  exportPages(dataset: DatasetRef, opts: ExportOptions = {}): ExportStream {
+    return exportPages(this, dataset, opts);
+  }
+
+  /** Rows of a dataset as an object-mode Readable (checkpointed per page like exportPages). */
+  exportRows(dataset: DatasetRef, opts: ExportOptions = {}): ExportStream {
+    return exportRows(this, dataset, opts);
+  }
+
+  /** Initial, then incremental loads of datasets (default: every available one) into NDJSON files. */
+  sync(datasets: readonly DatasetRef[] | undefined, opts: SyncOptions): Promise<Record<string, DatasetSyncSummary>> {
+    return sync(this, datasets, opts);
+  }
+
+  /** A Writable of account records: validates, batches, sends, retries and reports every reject. */
+  accountWriter(opts: AccountWriterOptions = {}): AccountWriter {
+    return createAccountWriter(this, opts);
+  }
+
+  /** A Writable of status updates (disputed / do-not-contact) with the account writer's guarantees. */
+  flagWriter(opts: RecordWriterOptions = {}): FlagWriter {
+    return createFlagWriter(this, opts);
+  }
+
+  /** Sets flags on a list of records; rejections are in the result, not thrown. */
+  setFlags(
+    records: Iterable<StatusUpdateInput | unknown> | AsyncIterable<StatusUpdateInput | unknown>,
+    opts: RecordWriterOptions = {},
+  ): Promise<SetFlagsResult> {
+    return setFlags(this, records, opts);
   }
 
   /** Closes the connection pool. Calls after close fail with a clear error. */

@@ -4,6 +4,7 @@
 import { Readable } from 'node:stream';
 import type { DurationLikeObject } from 'luxon';
 import { datasetInfo } from '../catalog/datasets.ts';
+import { resolveDataset } from '../catalog/resolve.ts';
 import type { RefreshEvent, RetryEvent, ServiceApi } from '../client/api.ts';
 import { AbortError, ConfigError } from '../client/errors.ts';
 import type { DatasetRef, ExportRow, PageMeta, Pagination } from '../client/types.ts';
@@ -105,11 +106,10 @@ export interface ResolvedDataset {
   cursorField: string;
 }
 
-export function resolveDataset(ref: DatasetRef): ResolvedDataset {
-  const code = typeof ref === 'string' ? ref : ref.dataset;
+/** The catalog's address of a dataset plus what the stream needs to plan windows. */
+export function describeDataset(ref: DatasetRef): ResolvedDataset {
+  const { section, dataset: code } = resolveDataset(ref);
   const info = datasetInfo(code);
-  const section = typeof ref === 'string' ? info?.section : ref.section;
-  if (section === undefined) throw new ConfigError(`Unknown dataset ${JSON.stringify(code)}; use a code such as D07, or { section, dataset }.`);
   return {
     ref, code, section,
     key: typeof ref === 'string' ? code : `${section}/${code}`,
@@ -200,7 +200,7 @@ export class ExportStream extends Readable {
     this.#api = api;
     this.#mode = mode;
     this.#opts = opts;
-    this.dataset = resolveDataset(ref);
+    this.dataset = describeDataset(ref);
     this.#prefetch = positiveInt(opts.prefetch, 1, 'prefetch', 0);
     this.#concurrency = positiveInt(opts.concurrency, 1, 'concurrency', 1);
     if (opts.limit !== undefined) positiveInt(opts.limit, 1000, 'limit', 1);

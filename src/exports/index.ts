@@ -1,6 +1,6 @@
 // Export streams: windows, checkpoints, state stores, sync.
 export {
-  exportPages, exportRows, ExportStream, resolveDataset,
+  exportPages, exportRows, ExportStream,
   type Checkpoint, type ExportOptions, type ExportPage, type ExportStats, type PageEvent, type WindowEvent,
 } from './export-stream.ts';
 export { sync, availableDatasets, DEFAULT_STATE_FILE, type DatasetSyncSummary, type SyncOptions } from './sync.ts';

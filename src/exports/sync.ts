@@ -5,7 +5,7 @@ import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ServiceApi } from '../client/api.ts';
 import type { DatasetRef } from '../client/types.ts';
-import { exportPages, resolveDataset, type ExportOptions, type ExportStream } from './export-stream.ts';
+import { describeDataset, exportPages, type ExportOptions, type ExportStream } from './export-stream.ts';
 import { fileState, type StateStore } from './state.ts';
 
 export interface SyncOptions extends Omit<ExportOptions, 'state' | 'resume' | 'stateKey' | 'since' | 'until' | 'sort'> {
@@ -54,7 +54,7 @@ export async function sync(
   const refs = datasets ?? (await availableDatasets(api, opts.signal));
   const summary: Record<string, DatasetSyncSummary> = {};
   for (const ref of refs) {
-    const resolved = resolveDataset(ref);
+    const resolved = describeDataset(ref);
     // State is keyed by code whichever way the dataset was named, so the CLI and the catalog agree.
     const key = resolved.code;
     const file = join(opts.out, `${resolved.code}.ndjson`);

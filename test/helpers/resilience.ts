@@ -10,7 +10,8 @@ import { Agent } from 'undici';
 import { datasetInfo } from '../../src/catalog/datasets.ts';
 import { requestJson, type JsonResponse, type RequestOptions } from './sandbox.ts';
 
-export const CLI_MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+/** The installed `lender` binary (package.json bin): what users run. */
+export const LENDER_BIN = new URL('../../bin/lender.mjs', import.meta.url).pathname;
 
 /** LENDER_SOAK=1 turns every scenario's figures up (more kills, more records, more time). */
 export const SOAK = process.env.LENDER_SOAK === '1';
@@ -52,7 +53,7 @@ export function isolatedEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 }
 
 export function spawnLender(args: readonly string[], opts: Omit<RunOptions, 'input' | 'timeoutMs'> = {}): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', CLI_MAIN, ...args], {
+  return spawn(process.execPath, [LENDER_BIN, ...args], {
     env: opts.env ?? isolatedEnv(),
     cwd: opts.cwd,
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -3,6 +3,8 @@
 // the credentials file's permission check holds.
 import assert from 'node:assert/strict';
 import { chmod, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -321,6 +323,18 @@ describe('security', () => {
       scan.capture('repl history', text);
       assert.match(text, /whoami/);
       ctx.diagnostic(`repl output ${run.stdout.length} bytes, history ${text.split('\n').length} lines`);
+    });
+
+    it('the REPL also starts through the entry `npm run repl` uses (node --import tsx src/cli/main.ts repl)', async () => {
+      // package.json "repl"/"start" run src/cli/main.ts directly. Node exits 13 (unsettled
+      // top-level await) if loading a command module waits on main.ts itself.
+      const mainTs = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+      const child = spawn(process.execPath, ['--import', 'tsx', mainTs, 'repl', '--help'], { env: isolatedEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+      const [code] = (await once(child, 'close')) as [number | null];
+      assert.equal(code, 0, `exit ${code}`);
+      assert.match(stdout, /^Usage: lender repl/);
     });
 
     it('stored notebooks hold no token-like string', async () => {
