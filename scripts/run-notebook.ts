@@ -4,10 +4,10 @@
 //   node --import tsx scripts/run-notebook.ts notebooks/01-quick-start.ipynb
 //
 // The cells are concatenated into a temporary .mts module (an ES module wherever it sits) next
-// to the notebook (so relative imports
-// resolve as in the kernel, whose working directory is the notebook's folder) and imported with
-// top-level await. Exit 0 when every cell ran; 1 with the failing cell's number otherwise, or when
-// the output holds a secret of the notebook's session (its password, or a JWT-looking string).
+// to the notebook, so relative imports resolve as in the kernel, whose working directory is the
+// notebook's folder, and imported with top-level await. Exit 0 when every cell ran; 1 with the
+// failing cell's number otherwise, or when the output holds a secret of the notebook's session
+// (its password, or a JWT-looking string).
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';

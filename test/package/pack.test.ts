@@ -8,7 +8,7 @@
 // checkout other tests and engineers are using.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -122,7 +122,10 @@ describe('the npm package', { timeout: 600_000 }, () => {
     work = await mkdtemp(join(tmpdir(), 'lender-pack-'));
     const source = join(work, 'pkg');
     await mkdir(source);
-    for (const entry of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'src', 'bin']) {
+    // Everything but installed and generated folders: `files` in package.json decides what is
+    // packed, so the copy need not guess which sources the build reads.
+    for (const entry of await readdir(ROOT)) {
+      if (['node_modules', 'dist', 'out', '.git'].includes(entry) || entry.endsWith('.tgz')) continue;
       await cp(join(ROOT, entry), join(source, entry), { recursive: true });
     }
     // The build needs the dev dependencies (typescript, @types); they are already installed here.

@@ -1,0 +1,126 @@
+// The REPL's pure parts and its history file, without a sandbox.
+import { strict as assert } from 'node:assert';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import repl from 'node:repl';
+import { PassThrough } from 'node:stream';
+import { after, describe, it } from 'node:test';
+import { inspect } from 'node:util';
+import { completeDatasetCode } from '../../repl/completer.ts';
+import { oneLine } from '../../repl/errors.ts';
+import { attachHistory, historyPath } from '../../repl/history.ts';
+import { DatasetUnavailableError } from '../../src/client/errors.ts';
+import { findLeaks, looksSensitive } from '../../src/session/secrets.ts';
+import { TextTable, barChart, formatTable } from '../../src/session/table.ts';
+
+const CODES = ['D01', 'D02', 'D03', 'D07', 'D23', 'D26'];
+const JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJsZW5kZXJJZCI6IngifQ.c2lnbmF0dXJlLXZhbHVl';
+
+describe('secret filters', () => {
+  it('history refuses lines with a known secret, a JWT, or sensitive words', () => {
+    assert.equal(looksSensitive(`x = 'Xk9$secretvalue'`, ['Xk9$secretvalue']), true);
+    assert.equal(looksSensitive(`const t = '${JWT}'`), true);
+    for (const line of ['LENDER_PASSWORD=x', 'client.token', 'refreshToken', 'Authorization: Bearer x', 'passwd']) {
+      assert.equal(looksSensitive(line), true, line);
+    }
+    assert.equal(looksSensitive(`await rows('D07', {limit: 3})`, ['Xk9$secretvalue']), false);
+  });
+
+  it('output scans find real secret values and JWTs, not the word "token"', () => {
+    assert.deepEqual(findLeaks('a refresh of the token happened', ['Xk9$secretvalue']), []);
+    assert.deepEqual(findLeaks('pw Xk9$secretvalue', ['Xk9$secretvalue']), ['known secret #1']);
+    assert.deepEqual(findLeaks(`t=${JWT}`), ['a JWT-looking string']);
+  });
+});
+
+describe('completion of dataset codes', () => {
+  it('completes a code inside a string', () => {
+    assert.deepEqual(completeDatasetCode(`rows('D0`, CODES), [['D01', 'D02', 'D03', 'D07'], 'D0']);
+    assert.deepEqual(completeDatasetCode(`rows("D2`, CODES), [['D23', 'D26'], 'D2']);
+    assert.deepEqual(completeDatasetCode(`count('d07`, CODES), [[`D07'`], 'd07']);
+    assert.deepEqual(completeDatasetCode(`rows('`, CODES), [CODES, '']);
+  });
+
+  it('leaves everything else to Node', () => {
+    assert.equal(completeDatasetCode('ro', CODES), undefined);
+    assert.equal(completeDatasetCode(`rows('X9`, CODES), undefined);
+  });
+});
+
+describe('tables and charts', () => {
+  it('formats rows with aligned columns, right-aligned numbers and cut long cells', () => {
+    const text = formatTable([{ id: 'a', n: 5, note: 'x'.repeat(50) }, { id: 'bb', n: 120, note: null }], undefined, { maxWidth: 10 });
+    assert.equal(text, ['id    n  note', '──  ───  ──────────', 'a     5  xxxxxxxxx…', 'bb  120'].join('\n'));
+  });
+
+  it('a TextTable prints as itself and serialises to its text', () => {
+    const t = new TextTable([{ a: 1 }]);
+    assert.equal(inspect(t), 'a\n─\n1');
+    assert.equal(JSON.stringify({ t }), JSON.stringify({ t: 'a\n─\n1' }));
+    assert.equal(`${t}`, 'a\n─\n1');
+  });
+
+  it('a bar chart scales bars to the largest value', () => {
+    const lines = barChart({ A: 10, B: 5, C: 0 }, 10).text.split('\n');
+    assert.match(lines[2]!, /^A\s+10\s+█{10}$/);
+    assert.match(lines[3]!, /^B\s+5\s+█{5}$/);
+    assert.match(lines[4]!, /^C\s+0$/);
+  });
+});
+
+describe('one-line errors', () => {
+  it('names the error, the message, status and requestId', () => {
+    const e = new DatasetUnavailableError('D04', 'Dataset D04 is not available.', { status: 404, requestId: 'r-1' });
+    assert.equal(oneLine(e), 'DatasetUnavailableError: Dataset D04 is not available. (HTTP 404, requestId r-1)');
+    assert.equal(oneLine({ name: 'ReferenceError', message: 'x is not defined\nmore' }), 'ReferenceError: x is not defined');
+    assert.equal(oneLine(5), 'Thrown: 5');
+  });
+});
+
+describe('history file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lender-history-test-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('defaults to the XDG state folder and honours LENDER_REPL_HISTORY', () => {
+    assert.equal(historyPath({ HOME: '/h' }), '/h/.local/state/lender-streams/repl_history');
+    assert.equal(historyPath({ HOME: '/h', XDG_STATE_HOME: '/s' }), '/s/lender-streams/repl_history');
+    assert.equal(historyPath({ LENDER_REPL_HISTORY: '/x/h' }), '/x/h');
+    assert.equal(historyPath({ LENDER_REPL_HISTORY: '' }), undefined);
+  });
+
+  it('writes each accepted line at once, 0600, never a secret one, and cleans an old file', () => {
+    const path = join(dir, 'sub', 'history');
+    const input = new PassThrough();
+    const server = repl.start({ input, output: new PassThrough(), terminal: false, prompt: '' });
+    const history = attachHistory(server, { path, isSecret: (l) => looksSensitive(l, ['Xk9$secretvalue']) });
+    try {
+      server.emit('line', '1 + 1');
+      server.emit('line', `const p = 'Xk9$secretvalue'`);
+      server.emit('line', `const t = '${JWT}'`);
+      server.emit('line', 'await rows("D07")');
+      // Read before close: written as you go.
+      assert.equal(readFileSync(path, 'utf8'), '1 + 1\nawait rows("D07")\n');
+      assert.equal(statSync(path).mode & 0o777, 0o600);
+      assert.equal(history.written, 2);
+    } finally {
+      history.close();
+      server.close();
+    }
+
+    // A looser file from elsewhere with a secret line in it: tightened and cleaned on start.
+    chmodSync(path, 0o644);
+    writeFileSync(path, `ok line\nLENDER_PASSWORD=hunter2hunter2\n`, { mode: 0o644 });
+    chmodSync(path, 0o644);
+    const again = repl.start({ input: new PassThrough(), output: new PassThrough(), terminal: false, prompt: '' });
+    const h2 = attachHistory(again, { path, isSecret: (l) => looksSensitive(l) });
+    try {
+      assert.equal(statSync(path).mode & 0o777, 0o600);
+      assert.equal(readFileSync(path, 'utf8'), 'ok line\n');
+      assert.deepEqual((again as unknown as { history: string[] }).history, ['ok line']);
+    } finally {
+      h2.close();
+      again.close();
+    }
+  });
+});
