@@ -123,27 +123,36 @@ export function runRepl(opts: ReplOptions): Promise<number> {
     if (state.connectError !== undefined) throw new Error(`Not connected: ${oneLine(state.connectError)}`);
     throw new Error(`Still connecting; \`${what}\` is there in a moment (or: await ready).`);
   };
-  const define = (name: string, get: () => unknown): void => {
-    Object.defineProperty(server.context, name, { get, enumerable: true, configurable: true });
-  };
-  for (const name of ASYNC_HELPERS) {
-    const fn = async (...args: unknown[]) => {
-      const session = await state.ready;
-      return (session[name] as (...a: unknown[]) => unknown)(...args);
+  const installContext = (context: object): void => {
+    // Live parts (client, catalog…) are getters; helpers are plain values the user may reassign.
+    const define = (name: string, get: () => unknown): void => {
+      Object.defineProperty(context, name, { get, enumerable: true, configurable: true });
     };
-    define(name, () => fn);
-  }
-  define('stream', () => (...args: unknown[]) => (needSession('stream').stream as (...a: unknown[]) => unknown)(...args));
-  define('whoami', () => () => needSession('whoami').whoami());
-  define('table', () => (rows: Iterable<object>, fields?: readonly string[]) => new TextTable([...rows], fields));
-  define('chart', () => barChart);
-  define('fileState', () => fileState);
-  define('memoryState', () => memoryState);
-  define('ready', () => state.ready);
-  define('session', () => needSession('session'));
-  define('client', () => needSession('client').client);
-  define('catalog', () => needSession('catalog').catalog);
-  define('sandbox', () => needSession('sandbox').sandbox);
+    const value = (name: string, v: unknown): void => {
+      Object.defineProperty(context, name, { value: v, writable: true, enumerable: true, configurable: true });
+    };
+    for (const name of ASYNC_HELPERS) {
+      const fn = async (...args: unknown[]) => {
+        const session = await state.ready;
+        return (session[name] as (...a: unknown[]) => unknown)(...args);
+      };
+      value(name, fn);
+    }
+    value('stream', (...args: unknown[]) => (needSession('stream').stream as (...a: unknown[]) => unknown)(...args));
+    value('whoami', () => needSession('whoami').whoami());
+    value('table', (rows: Iterable<object>, fields?: readonly string[]) => new TextTable([...rows], fields));
+    value('chart', barChart);
+    value('fileState', fileState);
+    value('memoryState', memoryState);
+    value('ready', state.ready);
+    define('session', () => needSession('session'));
+    define('client', () => needSession('client').client);
+    define('catalog', () => needSession('catalog').catalog);
+    define('sandbox', () => needSession('sandbox').sandbox);
+  };
+  installContext(server.context);
+  // `.clear` gives the REPL a fresh context: put the helpers back into it.
+  server.on('reset', installContext);
 
   const codes = (): readonly string[] => state.session?.datasetCodes ?? DATASET_CODES;
   installCompleter(server, codes);

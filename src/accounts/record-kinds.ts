@@ -1,6 +1,6 @@
 // What differs between the account writer and the flag writer: the schema, the ordering key and
 // the endpoint. The writer mechanics (writer.ts) are written once against this.
-import type { RequestOptions, ServiceApi } from '../client/api.ts';
+import type { AccountsRequestOptions, ServiceApi } from '../client/api.ts';
 import { validateAccount, validateStatusUpdate, type Account, type StatusUpdate, type Validation } from './schema.ts';
 
 export interface RecordKind<T> {
@@ -12,7 +12,8 @@ export interface RecordKind<T> {
   key(record: T): string;
   /** What the service names a failed record by in a 400. */
   accountId(record: T): string;
-  send(api: ServiceApi, records: readonly T[], opts: RequestOptions): Promise<unknown>;
+  /** `opts.recordsJson` carries the records' JSON texts, made once by the writer. */
+  send(api: ServiceApi, records: readonly T[], opts: AccountsRequestOptions): Promise<unknown>;
   /** Whether a client 'retry' event's path is this endpoint (the writer counts its retries). */
   ownsPath(path: string): boolean;
 }

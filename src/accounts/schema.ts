@@ -14,10 +14,13 @@
 // judgement here could refuse an address the service takes; the service's 400 reports it instead.
 //
 // null counts as absent, as JSON serialisers commonly write an absent optional field as null.
-import { DateTime } from 'luxon';
 import { z } from 'zod';
 import { isIsoAlpha3 } from './countries.ts';
 import { normaliseAccount, normaliseStatusUpdate } from './normalise.ts';
+import { isMoneyString, isServiceDate } from './schema-rules.ts';
+import { isWireAccount } from './wire-check.ts';
+
+export { MAX_MONEY_LENGTH, isMoneyString, isServiceDate } from './schema-rules.ts';
 
 export const ACCOUNT_STATUS_MESSAGE = 'Invalid status value. Accepted values: 1, 2, 3';
 export const FLAG_STATUS_MESSAGE = 'Invalid status value. Accepted values: 5, 6';
@@ -31,42 +34,7 @@ const NOT_A_STRING = 'must be a string';
 const NOT_A_DATE = 'must be a valid date in dd/MM/yyyy format';
 const NOT_A_NUMBER = 'must be a valid number';
 
-/** Longest money string accepted, as the service bounds it. */
-export const MAX_MONEY_LENGTH = 64;
-const DECIMAL = /^-?\d+(?:\.\d+)?$/;
-const SERVICE_DATE = /^(\d{2})\/(\d{2})\/(\d{4})$/;
-
 const absent = (input: unknown): boolean => input === undefined || input === null;
-
-/** Plain decimal notation, as the service reads money: no exponent, no spaces, no grouping. */
-export function isMoneyString(value: string): boolean {
-  return value.length <= MAX_MONEY_LENGTH && DECIMAL.test(value);
-}
-
-// Days per month by year*12+month. Building a luxon DateTime per date was the largest single cost
-// of validating a record; a month's length is all the check needs, and there are few months.
-const monthLengths = new Map<number, number>();
-
-function daysInMonth(year: number, month: number): number {
-  const key = year * 12 + month;
-  let days = monthLengths.get(key);
-  if (days === undefined) {
-    days = DateTime.utc(year, month, 1).daysInMonth ?? 0;
-    monthLengths.set(key, days);
-  }
-  return days;
-}
-
-/** dd/MM/yyyy naming a real calendar day (31/02/2024 is not one). */
-export function isServiceDate(value: string): boolean {
-  const match = SERVICE_DATE.exec(value);
-  if (match === null) return false;
-  const day = Number(match[1]);
-  const month = Number(match[2]);
-  const year = Number(match[3]);
-  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
-  return day <= daysInMonth(year, month);
-}
 
 // ---- field builders
 
@@ -247,7 +215,12 @@ export interface AccountValidationOptions {
 
 /** Normalises friendly input, then validates; on success `value` is what to send. */
 export function validateAccount(input: unknown, opts: AccountValidationOptions = {}): Validation<Account> {
-  return run(opts.strict === true ? strictAccountSchema : accountSchema, normaliseAccount(input));
+  const strict = opts.strict === true;
+  const record = normaliseAccount(input);
+  // Plain wire-form records (most of them) skip zod's parse; a shallow copy stands for zod's
+  // output, which is a new object equal to the input. Anything else, and every refusal, is zod's.
+  if (isWireAccount(record, strict)) return { ok: true, value: { ...record } as Account };
+  return run(strict ? strictAccountSchema : accountSchema, record);
 }
 
 export function validateStatusUpdate(input: unknown): Validation<StatusUpdate> {

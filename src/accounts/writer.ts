@@ -10,7 +10,7 @@
 // Memory: the write callback is held back while `maxBuffered` records are held, so write()
 // returns false and a fast source waits for the service.
 import { Writable } from 'node:stream';
-import type { RequestOptions, RetryEvent, RetryPolicy, ServiceApi } from '../client/api.ts';
+import type { AccountsRequestOptions, RetryEvent, RetryPolicy, ServiceApi } from '../client/api.ts';
 import { LenderError, ValidationError } from '../client/errors.ts';
 import { BatchPlanner, type Batch, type PlannedEntry } from './batch-planner.ts';
 import type { RecordKind } from './record-kinds.ts';
@@ -96,6 +96,8 @@ interface Entry<T> extends PlannedEntry {
   readonly value: T;
   readonly accountId: string;
   readonly position: SourcePosition | undefined;
+  /** The record's JSON, made once at write time: it sizes the batch and is sent verbatim. */
+  readonly json: string;
 }
 
 // `{"accounts":[` + `]}`; commas are added per record.
@@ -199,6 +201,10 @@ export class RecordWriter<T> extends Writable {
       return this.#release(callback);
     }
     const value = result.value;
+    // Serialised here, once: the text both sizes the batch and is the request body (the client
+    // would otherwise stringify every record a second time). It also pins what is sent to what
+    // was written, should the caller reuse the object.
+    const json = JSON.stringify(value);
     this.#planner.add({
       index,
       input,
@@ -206,7 +212,8 @@ export class RecordWriter<T> extends Writable {
       position,
       key: this.#kind.key(value),
       accountId: this.#kind.accountId(value),
-      bytes: Buffer.byteLength(JSON.stringify(value)) + 1,
+      bytes: Buffer.byteLength(json) + 1,
+      json,
     });
     this.#peakBuffered = Math.max(this.#peakBuffered, this.#planner.buffered);
     this.#armFlushTimer();
@@ -321,8 +328,8 @@ export class RecordWriter<T> extends Writable {
   async #deliver(batch: Batch<Entry<T>>): Promise<BatchEvent> {
     const event: BatchEvent = { id: batch.id, records: batch.entries.length, accepted: 0, rejected: 0, requests: 0, bytes: 0 };
     const groups: Entry<T>[][] = [batch.entries];
-    const requestOpts: RequestOptions = { signal: this.#abort.signal };
-    if (this.#retry !== undefined) requestOpts.retry = this.#retry;
+    const baseOpts: AccountsRequestOptions = { signal: this.#abort.signal };
+    if (this.#retry !== undefined) baseOpts.retry = this.#retry;
     for (let group = groups.shift(); group !== undefined; group = groups.shift()) {
       const bytes = group.reduce((sum, entry) => sum + entry.bytes, ENVELOPE_BYTES - 1);
       event.requests += 1;
@@ -333,7 +340,7 @@ export class RecordWriter<T> extends Writable {
         await this.#kind.send(
           this.#api,
           group.map((entry) => entry.value),
-          requestOpts,
+          { ...baseOpts, recordsJson: group.map((entry) => entry.json) },
         );
         event.accepted += group.length;
         this.#summary.accepted += group.length;

@@ -23,6 +23,17 @@ export interface RequestOptions {
   timeoutMs?: number;
 }
 
+/** Options of the two accounts endpoints (upsertAccounts, updateStatus). */
+export interface AccountsRequestOptions extends RequestOptions {
+  /**
+   * The JSON text of each record, in the order of `records` (what `JSON.stringify(record)`
+   * gives). When present the client sends these texts verbatim instead of serialising the records
+   * again: a writer that already serialised each record to size its batches pays for it once.
+   * The caller vouches that they match `records`; a count that differs is a usage error.
+   */
+  recordsJson?: readonly string[];
+}
+
 /** Emitted as 'retry' before each retry is sent. */
 export interface RetryEvent {
   /** The attempt that failed, 1-based. */
@@ -45,9 +56,9 @@ export interface ServiceApi {
   /** One page of Endpoint 6. 404s map to UnknownSectionError/UnknownDatasetError/DatasetUnavailableError. */
   fetchPage(dataset: DatasetRef, query: PageQuery, opts?: RequestOptions): Promise<ExportPageBody>;
   /** Endpoint 3. A 400 throws ValidationError with the per-account failures. */
-  upsertAccounts(accounts: readonly object[], opts?: RequestOptions): Promise<AccountsAccepted>;
+  upsertAccounts(accounts: readonly object[], opts?: AccountsRequestOptions): Promise<AccountsAccepted>;
   /** Endpoint 4. A 400 throws ValidationError. */
-  updateStatus(records: readonly object[], opts?: RequestOptions): Promise<AccountsAccepted>;
+  updateStatus(records: readonly object[], opts?: AccountsRequestOptions): Promise<AccountsAccepted>;
   on(event: 'retry', listener: (event: RetryEvent) => void): this;
   on(event: 'refresh', listener: (event: RefreshEvent) => void): this;
   off(event: 'retry' | 'refresh', listener: (...args: never[]) => void): this;

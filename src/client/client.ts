@@ -13,12 +13,12 @@ import type { RecordWriterOptions } from '../accounts/writer.ts';
 import { resolveDataset } from '../catalog/resolve.ts';
 import { exportPages, exportRows, type ExportOptions, type ExportStream } from '../exports/export-stream.ts';
 import { sync, type DatasetSyncSummary, type SyncOptions } from '../exports/sync.ts';
-import type { RefreshEvent, RequestOptions, RetryEvent, RetryPolicy, ServiceApi } from './api.ts';
+import type { AccountsRequestOptions, RefreshEvent, RequestOptions, RetryEvent, RetryPolicy, ServiceApi } from './api.ts';
 import { resolveConfig, normalizeAuthUrl, type ConnectionOptions } from './config.ts';
 import { AuthenticationError, LenderError } from './errors.ts';
 import { envelopeBody, errorFromResponse, isObject, protocolError, successObject, type ResponseContext } from './responses.ts';
 import { resolvePolicy, withRetry } from './retry.ts';
-import { Transport, type TransportResponse } from './transport.ts';
+import { RawJsonBody, Transport, type TransportResponse } from './transport.ts';
 import type { AccountsAccepted, Catalog, DatasetRef, ExportPageBody, LoginSession, PageQuery } from './types.ts';
 
 export { version, userAgent } from './version.ts';
@@ -199,13 +199,13 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
   }
 
   /** Endpoint 3: create, update or withdraw accounts. Upserts, so a retried request is harmless. */
-  async upsertAccounts(accounts: readonly object[], opts: RequestOptions = {}): Promise<AccountsAccepted> {
+  async upsertAccounts(accounts: readonly object[], opts: AccountsRequestOptions = {}): Promise<AccountsAccepted> {
     const path = `/lenders/${this.#lenderSegment()}/accounts`;
     return this.#accountsCall(path, accounts, opts);
   }
 
   /** Endpoint 4: set disputed (5) / do-not-contact (6) flags. */
-  async updateStatus(records: readonly object[], opts: RequestOptions = {}): Promise<AccountsAccepted> {
+  async updateStatus(records: readonly object[], opts: AccountsRequestOptions = {}): Promise<AccountsAccepted> {
     const path = `/lenders/${this.#lenderSegment()}/accounts/update-status`;
     return this.#accountsCall(path, records, opts);
   }
@@ -265,9 +265,15 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
     return `LenderClient ${inspectFn(this.toJSON(), options)}`;
   }
 
-  async #accountsCall(path: string, accounts: readonly object[], opts: RequestOptions): Promise<AccountsAccepted> {
+  async #accountsCall(path: string, accounts: readonly object[], opts: AccountsRequestOptions): Promise<AccountsAccepted> {
     const ctx: ResponseContext = { endpoint: 'accounts', method: 'POST', path: '' };
-    const res = await this.#call('POST', path, undefined, { accounts }, ctx, opts);
+    const json = opts.recordsJson;
+    if (json !== undefined && json.length !== accounts.length) {
+      throw new RangeError(`recordsJson has ${json.length} entries for ${accounts.length} records; it must hold one JSON text per record.`);
+    }
+    // The same text JSON.stringify({ accounts }) would give, built from the caller's texts.
+    const body = json === undefined ? { accounts } : new RawJsonBody(`{"accounts":[${json.join(',')}]}`);
+    const res = await this.#call('POST', path, undefined, body, ctx, opts);
     return successObject(res, ctx) as unknown as AccountsAccepted;
   }
 

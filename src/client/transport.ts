@@ -19,11 +19,16 @@ export interface TransportOptions {
   keepAliveTimeoutMs?: number;
 }
 
+/** A request body that is JSON text already: sent verbatim, not serialised again. */
+export class RawJsonBody {
+  constructor(readonly text: string) {}
+}
+
 export interface TransportRequest {
   method: 'GET' | 'POST';
   /** Absolute https URL. */
   url: string;
-  /** Serialised as JSON when present. */
+  /** Serialised as JSON when present; a RawJsonBody is sent as its text. */
   body?: unknown;
   headers?: Record<string, string>;
   signal?: AbortSignal | undefined;
@@ -70,7 +75,7 @@ export class Transport {
     // Checked here as well as in config so no code path can send a token over plain HTTP.
     normalizeAuthUrl(url.origin);
     if (req.signal?.aborted) throw abortErrorFrom(req.signal);
-    const body = req.body === undefined ? undefined : serialise(req.body);
+    const body = req.body === undefined ? undefined : req.body instanceof RawJsonBody ? req.body.text : serialise(req.body);
 
     const timeoutMs = req.timeoutMs ?? this.#timeoutMs;
     // One controller fed by the timer and the caller's signal. Not AbortSignal.any: a CLI run

@@ -42,12 +42,14 @@ export function tooLarge(auth: RouteAuth, limit: number, requestId: string): Rou
   return auth === 'export' ? exportError(413, message, requestId) : json(413, { error: message });
 }
 
-/** Non-JSON body on an account route: the accounts envelope, with a message instead of per-account
- * entries, because no account could be read. Admin routes answer `{ error }`. */
+/** Non-JSON body on an account route: the documented 400 of the account endpoints (SPEC.md
+ * "Errors": `message` null, body '', one entry per failed account), with the reason in an entry
+ * under accountId '' because no account could be read (as for a body without `accounts`).
+ * Admin routes answer `{ error }`. */
 export function invalidJson(auth: RouteAuth): RouteResponse {
   const message = 'Request body must be valid JSON.';
   return auth === 'accounts'
-    ? json(400, { code: 400, message, body: '', errors: [] })
+    ? json(400, { code: 400, message: null, body: '', errors: [{ accountId: '', errors: [message] }] })
     : json(400, { error: message });
 }
 
@@ -55,8 +57,16 @@ export function notFound(method: string, path: string): RouteResponse {
   return json(404, { error: `No endpoint matches ${method} ${path}.` });
 }
 
-export function methodNotAllowed(method: string, path: string, allowed: readonly string[]): RouteResponse {
-  return json(405, { error: `Method ${method} is not allowed on ${path}; use ${allowed.join(' or ')}.` }, { allow: allowed.join(', ') });
+/** A known path with another method. On export paths it is one of the "other failures on export
+ * endpoints" of SPEC.md "Errors", so it takes their `{ success: false, message, requestId }` shape. */
+export function methodNotAllowed(
+  method: string, path: string, allowed: readonly string[], auth: RouteAuth, requestId: string,
+): RouteResponse {
+  const message = `Method ${method} is not allowed on ${path}; use ${allowed.join(' or ')}.`;
+  const headers = { allow: allowed.join(', ') };
+  return auth === 'export'
+    ? json(405, { success: false, message, requestId }, headers)
+    : json(405, { error: message }, headers);
 }
 
 export function badRequestTarget(): RouteResponse {

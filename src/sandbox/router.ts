@@ -1,11 +1,12 @@
 // Matches a method and path against route patterns ('/a/:id/b'); tells "no such path" (404)
 // apart from "path exists, other method" (405).
-import type { Route } from './contracts.ts';
+import type { Route, RouteAuth } from './contracts.ts';
 
 export type RouteMatch =
   | { readonly kind: 'found'; readonly route: Route; readonly params: Readonly<Record<string, string>> }
   | { readonly kind: 'not-found' }
-  | { readonly kind: 'method-not-allowed'; readonly allowed: readonly string[] };
+  /** `auth` is the kind of the routes at that path, so the 405 takes their error shape. */
+  | { readonly kind: 'method-not-allowed'; readonly allowed: readonly string[]; readonly auth: RouteAuth };
 
 interface CompiledRoute {
   readonly route: Route;
@@ -61,12 +62,14 @@ export class Router {
   match(method: string, path: string): RouteMatch {
     const actual = split(path);
     const allowed = new Set<string>();
+    let pathAuth: RouteAuth | undefined;
     let best: { route: Route; params: Record<string, string>; dynamic: number } | undefined;
     for (const { route, segments } of this.#routes) {
       const params = matchSegments(segments, actual);
       if (params === undefined) continue;
       if (route.method !== method) {
         allowed.add(route.method);
+        pathAuth ??= route.auth;
         continue;
       }
       // A literal segment beats a parameter ('/exports/catalog' over '/exports/:section').
@@ -74,6 +77,8 @@ export class Router {
       if (best === undefined || dynamic < best.dynamic) best = { route, params, dynamic };
     }
     if (best !== undefined) return { kind: 'found', route: best.route, params: best.params };
-    return allowed.size > 0 ? { kind: 'method-not-allowed', allowed: [...allowed].sort() } : { kind: 'not-found' };
+    return pathAuth !== undefined
+      ? { kind: 'method-not-allowed', allowed: [...allowed].sort(), auth: pathAuth }
+      : { kind: 'not-found' };
   }
 }

@@ -150,7 +150,9 @@ export class SandboxServer {
     }
     if (!req.url?.startsWith('/')) return send(res, badRequestTarget(), requestId);
     if (match.kind === 'not-found') return send(res, notFound(method, url.pathname), requestId);
-    if (match.kind === 'method-not-allowed') return send(res, methodNotAllowed(method, url.pathname, match.allowed), requestId);
+    if (match.kind === 'method-not-allowed') {
+      return send(res, methodNotAllowed(method, url.pathname, match.allowed, match.auth, requestId), requestId);
+    }
     const found = match.route;
 
     if (faultsApply(found)) {

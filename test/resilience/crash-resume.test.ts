@@ -65,7 +65,7 @@ describe('crash and resume: lender sync killed with SIGKILL at random points', (
 
   before(async () => {
     sandbox = await startSandboxChild([
-      '--seed', '11', '--scale', String(SCALE), '--latency', '12', '--token-ttl', '3',
+      '--seed', '11', '--scale', String(SCALE), '--latency', '25', '--token-ttl', '3',
       '--faults', '500=0.02,reset=0.01',
     ]);
     dir = await mkdtemp(join(tmpdir(), 'lender-crash-'));
@@ -98,7 +98,7 @@ describe('crash and resume: lender sync killed with SIGKILL at random points', (
       let timer: NodeJS.Timeout | undefined;
       if (mode === 'timer') {
         // Start-up (tsx, login) takes most of a second; kill somewhere in the load after it.
-        timer = setTimeout(() => child.kill('SIGKILL'), 700 + Math.floor(random() * 2500));
+        timer = setTimeout(() => child.kill('SIGKILL'), 700 + Math.floor(random() * 1800));
       } else {
         const target = 1 + Math.floor(random() * (mode === 'state-write' ? 40 : 8));
         const matches = mode === 'state-write' ? (name: string) => name.endsWith('.tmp') : (name: string) => name.endsWith('.ndjson');

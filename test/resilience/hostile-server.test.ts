@@ -18,7 +18,7 @@ import { SecretScan, isolatedEnv } from '../helpers/resilience.ts';
 const RETRY = { attempts: 3, baseDelayMs: 1, maxDelayMs: 5 };
 const BAD_ANSWERS: HostileMode[] = ['truncated-json', 'html-error', 'html-200', 'wrong-content-type', 'wrong-shape', 'json-null'];
 /** Pages an export may read from a server that never ends before the test calls it a loop. */
-const LOOP_CAP = 3000;
+const LOOP_CAP = 1000;
 const STACK = /\n\s+at .+:\d+:\d+/;
 
 function memoryIo(env: NodeJS.ProcessEnv): CommandIo & { out(): string; err(): string } {

@@ -119,6 +119,23 @@ describe('routing and bodies', () => {
     await assertServing();
   });
 
+  it('answers a wrong method on an export endpoint in the export error shape (SPEC.md "Errors")', async () => {
+    const session = await t.loginAs('demo');
+    for (const path of ['exports/catalog', 'exports/S2/D07']) {
+      const res = await t.request('POST', `/admin/v3/lenders/${session.lenderPublicId}/${path}`, { token: session.token, body: {} });
+      assert.equal(res.status, 405, path);
+      assert.equal(res.headers.allow, 'GET');
+      assert.deepEqual(Object.keys(res.body).sort(), ['message', 'requestId', 'success'], path);
+      assert.equal(res.body.success, false);
+      assert.match(res.body.message, /Method POST is not allowed .* use GET/);
+      assert.equal(res.body.requestId, res.headers['x-request-id']);
+    }
+    const onAccounts = await t.request('GET', `/admin/v3/lenders/${session.lenderPublicId}/accounts`, { token: session.token });
+    assert.equal(onAccounts.status, 405);
+    assert.deepEqual(Object.keys(onAccounts.body), ['error'], 'account routes keep { error }');
+    await assertServing();
+  });
+
   it('answers a body over the limit with 413 and keeps serving', async () => {
     const { email } = t.sandbox.credentials('demo');
     const huge = JSON.stringify({ email, password: 'x'.repeat(MAX_BODY) });
@@ -133,14 +150,16 @@ describe('routing and bodies', () => {
     await assertServing();
   });
 
-  it('answers a non-JSON account body with a 400 in the accounts envelope', async () => {
+  it('answers a non-JSON account body with the documented 400 shape (message null, one entry)', async () => {
     const session = await t.loginAs('demo');
     for (const path of ['accounts', 'accounts/update-status']) {
       const res = await t.request('POST', `/admin/v3/lenders/${session.lenderPublicId}/${path}`, {
         token: session.token, rawBody: '{"accounts": [',
       });
       assert.equal(res.status, 400);
-      assert.deepEqual(res.body, { code: 400, message: 'Request body must be valid JSON.', body: '', errors: [] });
+      assert.deepEqual(res.body, {
+        code: 400, message: null, body: '', errors: [{ accountId: '', errors: ['Request body must be valid JSON.'] }],
+      });
     }
     await assertServing();
   });

@@ -124,7 +124,7 @@ describe('router', () => {
   });
 
   it('tells 404 from 405 and lists the allowed methods', () => {
-    assert.deepEqual(router.match('GET', '/x/1/accounts'), { kind: 'method-not-allowed', allowed: ['POST'] });
+    assert.deepEqual(router.match('GET', '/x/1/accounts'), { kind: 'method-not-allowed', allowed: ['POST'], auth: 'none' });
     assert.deepEqual(router.match('GET', '/x/1/nothing'), { kind: 'not-found' });
     assert.deepEqual(router.match('GET', '/x//exports/catalog'), { kind: 'not-found' });
     assert.deepEqual(router.match('POST', '/x/%E0%A4%A/accounts'), { kind: 'not-found' });

@@ -1,0 +1,64 @@
+// The accounts endpoints' recordsJson option: the client sends the caller's per-record JSON texts
+// verbatim (the writer serialises each record once and hands the texts over), and the writer's
+// texts are exactly the JSON of the records it sends.
+import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { after, before, describe, it } from 'node:test';
+import { createAccountWriter } from '../../src/accounts/account-writer.ts';
+import { createFlagWriter } from '../../src/accounts/flags.ts';
+import type { AccountsRequestOptions } from '../../src/client/api.ts';
+import { ValidationError } from '../../src/client/errors.ts';
+import { LenderClient } from '../../src/client/client.ts';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { FakeService, account } from './fake-service.ts';
+
+let sandbox: Sandbox;
+let client: LenderClient;
+
+before(async () => {
+  sandbox = await startSandbox({ seed: 11, scale: 20 });
+  client = await LenderClient.login(sandbox.credentials('demo'));
+});
+after(async () => {
+  await client?.close();
+  await sandbox?.close();
+});
+
+describe('recordsJson: records serialised once', () => {
+  it('the client sends the texts given, not the records serialised again', async () => {
+    const good = account({ accountId: 'RJ-1' });
+    const accepted = await client.upsertAccounts([good], { recordsJson: [JSON.stringify(good)] });
+    assert.equal(accepted.code, 200);
+    // The records are valid but the text is not: the service's 400 proves the text was sent.
+    const refused = client.upsertAccounts([good], { recordsJson: [JSON.stringify({ ...good, firstName: '' })] });
+    await assert.rejects(refused, (error: unknown) => error instanceof ValidationError && /firstName is required/.test(error.message));
+  });
+
+  it('a text count that differs from the record count is a usage error, and nothing is sent', async () => {
+    const before = client.stats.requests;
+    await assert.rejects(client.upsertAccounts([account(), account()], { recordsJson: ['{}'] }), RangeError);
+    await assert.rejects(client.updateStatus([], { recordsJson: ['{}'] }), RangeError);
+    assert.equal(client.stats.requests, before);
+  });
+
+  it('the writers hand over one text per record, equal to JSON.stringify of what they send', async () => {
+    const seen: { records: readonly object[]; json: readonly string[] | undefined }[] = [];
+    const api = new FakeService();
+    const spy = (inner: typeof api.upsertAccounts) => (records: readonly object[], opts: AccountsRequestOptions = {}) => {
+      seen.push({ records, json: opts.recordsJson });
+      return inner.call(api, records, opts);
+    };
+    api.upsertAccounts = spy(api.upsertAccounts);
+    api.updateStatus = spy(api.updateStatus);
+    const records = [account(), account({ status: 'update', principal: 12.5, dateDue: new Date(Date.UTC(2026, 0, 2)) }), account({ firstName: 'Ünïcødé ✓' })];
+    const writer = createAccountWriter(api, { batchSize: 2 });
+    await pipeline(Readable.from(records), writer);
+    await pipeline(Readable.from([{ status: 'disputed', debtorCompanyId: 'C', accountId: 'A' }]), createFlagWriter(api));
+    assert.equal(seen.length, 3);
+    for (const call of seen) {
+      assert.deepEqual(call.json, call.records.map((r) => JSON.stringify(r)));
+    }
+    assert.equal(writer.summary.bytes, seen.slice(0, 2).reduce((n, c) => n + Buffer.byteLength(JSON.stringify({ accounts: c.records })), 0));
+  });
+});
