@@ -1,11 +1,13 @@
 // Entry point of the `lender` command: finds the sub-command, runs it, maps errors to exit codes.
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EXIT, UsageError, type Command, type CommandIo } from './command.ts';
 import { LenderError } from '../client/errors.ts';
+import { version } from '../client/version.ts';
 
-// Sub-commands load lazily so `lender export` does not pay for the sandbox or the REPL.
+// Sub-commands load lazily so `lender export` does not pay for the sandbox or the REPL. They must
+// not import this module: when it is the entry point its top-level await is still pending, so such
+// a cycle never settles and the process ends with exit code 13.
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default: Command }> }> = {
   sandbox: { summary: 'serve the sandbox service over HTTPS', load: () => import('./commands/sandbox.ts') },
   catalog: { summary: 'list sections and datasets with availability', load: () => import('./commands/catalog.ts') },
@@ -16,11 +18,6 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
   repl: { summary: 'interactive shell, already logged in', load: () => import('./commands/repl.ts') },
   demo: { summary: 'the whole product on an embedded sandbox', load: () => import('./commands/demo.ts') },
 };
-
-export function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
-}
 
 function mainHelp(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
@@ -46,7 +43,7 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     return name === undefined ? EXIT.usage : EXIT.ok;
   }
   if (name === '--version' || name === '-v') {
-    io.stdout.write(packageVersion() + '\n');
+    io.stdout.write(version + '\n');
     return EXIT.ok;
   }
   const entry = COMMANDS[name];

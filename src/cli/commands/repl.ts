@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS } from '../connect.ts';
-import { packageVersion } from '../main.ts';
+import { version } from '../../client/version.ts';
 import { ConfigError, MissingCredentialsError } from '../../client/errors.ts';
 import { openSession, type SessionOptions } from '../../session.ts';
 import { HISTORY_ENV } from '../../../repl/history.ts';
@@ -95,7 +95,7 @@ const command: Command = {
       output: stdout,
       terminal: Boolean(stdin.isTTY && stdout.isTTY),
       env: io.env,
-      version: packageVersion(),
+      version: version,
     });
     return code === 0 ? EXIT.ok : EXIT.failure;
   },
