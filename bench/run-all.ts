@@ -73,6 +73,13 @@ const KNOWN: Record<string, Known> = {
     quick: ['5000'],
     figures: [{ path: 'speedup', label: 'concurrency 4 / concurrency 1, D23 month windows, 20 ms latency', unit: '×', target: { op: '>=', value: 1 } }],
   },
+  'repl-startup': {
+    quick: ['--runs', '2'],
+    figures: [
+      { path: 'promptMedianMs', label: '`lender repl --sandbox`: spawn to first prompt', unit: 'ms', target: { op: '<=', value: 1000 } },
+      { path: 'connectedMedianMs', label: 'spawn to session connected (sandbox up, logged in)', unit: 'ms' },
+    ],
+  },
   'account-writer': {
     quick: ['--records', '5000', '--rounds', '1'],
     figures: [
@@ -99,7 +106,8 @@ const timeoutMs = Number(values['timeout-min'] ?? (quick ? 5 : 20)) * 60_000;
 function discover(): string[] {
   return readdirSync(BENCH_DIR)
     .filter((f) => f.endsWith('.ts') && !f.startsWith('.') && f !== basename(fileURLToPath(import.meta.url)))
-    .filter((f) => /console\.log\(\s*JSON\.stringify/.test(readFileSync(join(BENCH_DIR, f), 'utf8')))
+    // Every bench names itself in its JSON line (`bench: 'name'`); shared helpers do not.
+    .filter((f) => /\bbench:\s*['"`]/.test(readFileSync(join(BENCH_DIR, f), 'utf8')))
     .map((f) => f.slice(0, -3))
     .sort();
 }

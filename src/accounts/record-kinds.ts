@@ -1,7 +1,7 @@
 // What differs between the account writer and the flag writer: the schema, the ordering key and
 // the endpoint. The writer mechanics (writer.ts) are written once against this.
 import type { AccountsRequestOptions, ServiceApi } from '../client/api.ts';
-import { validateAccount, validateStatusUpdate, type Account, type StatusUpdate, type Validation } from './schema.ts';
+import { validateAccountForSend, validateStatusUpdate, type Account, type StatusUpdate, type Validation } from './schema.ts';
 
 export interface RecordKind<T> {
   /** For messages: "accounts", "status updates". */
@@ -31,7 +31,8 @@ export function accountKind(opts: AccountKindOptions = {}): RecordKind<Account> 
   const strict = opts.strict === true;
   return {
     noun: 'accounts',
-    validate: (input) => validateAccount(input, { strict }),
+    // The writer serialises each value as soon as it is validated, so no defensive copy is needed.
+    validate: (input) => validateAccountForSend(input, { strict }),
     key: (r) => r.debtorCompanyId + SEP + r.accountId + SEP + r.subAccountId,
     accountId: (r) => r.accountId,
     send: (api, records, requestOpts) => api.upsertAccounts(records, requestOpts),

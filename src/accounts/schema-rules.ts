@@ -6,7 +6,8 @@ import { DateTime } from 'luxon';
 /** Longest money string accepted, as the service bounds it. */
 export const MAX_MONEY_LENGTH = 64;
 const DECIMAL = /^-?\d+(?:\.\d+)?$/;
-const SERVICE_DATE = /^(\d{2})\/(\d{2})\/(\d{4})$/;
+const SLASH = 0x2f;
+const ZERO = 0x30;
 
 /** Plain decimal notation, as the service reads money: no exponent, no spaces, no grouping. */
 export function isMoneyString(value: string): boolean {
@@ -29,11 +30,25 @@ function daysInMonth(year: number, month: number): number {
 
 /** dd/MM/yyyy naming a real calendar day (31/02/2024 is not one). */
 export function isServiceDate(value: string): boolean {
-  const match = SERVICE_DATE.exec(value);
-  if (match === null) return false;
-  const day = Number(match[1]);
-  const month = Number(match[2]);
-  const year = Number(match[3]);
+  // By character codes rather than a regex with capture groups: this runs for every date of every
+  // record written, and the match array and its strings were garbage per call. Same rule as
+  // /^(\d{2})\/(\d{2})\/(\d{4})$/: exactly ten characters, ASCII digits and two slashes.
+  if (value.length !== 10 || value.charCodeAt(2) !== SLASH || value.charCodeAt(5) !== SLASH) return false;
+  const day = digits(value, 0, 2);
+  const month = digits(value, 3, 5);
+  const year = digits(value, 6, 10);
+  if (day < 0 || month < 0 || year < 0) return false;
   if (year < 1 || month < 1 || month > 12 || day < 1) return false;
   return day <= daysInMonth(year, month);
+}
+
+/** The number written in value[from, to) as ASCII digits, or -1 if any character is not one. */
+function digits(value: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const d = value.charCodeAt(i) - ZERO;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
 }

@@ -213,13 +213,25 @@ export interface AccountValidationOptions {
   strict?: boolean;
 }
 
-/** Normalises friendly input, then validates; on success `value` is what to send. */
+/** Normalises friendly input, then validates; on success `value` is what to send (a new object). */
 export function validateAccount(input: unknown, opts: AccountValidationOptions = {}): Validation<Account> {
+  const result = validateAccountForSend(input, opts);
+  // A shallow copy stands for zod's output, a new object equal to the input, so a caller may
+  // change the value without touching what it passed in.
+  return result.ok && result.value === input ? { ok: true, value: { ...result.value } } : result;
+}
+
+/**
+ * validateAccount for callers that serialise the value at once (the account writer): a valid
+ * record already in wire form comes back as the very object given, not a copy, sparing an
+ * allocation per record. Verdicts and messages are validateAccount's.
+ */
+export function validateAccountForSend(input: unknown, opts: AccountValidationOptions = {}): Validation<Account> {
   const strict = opts.strict === true;
   const record = normaliseAccount(input);
-  // Plain wire-form records (most of them) skip zod's parse; a shallow copy stands for zod's
-  // output, which is a new object equal to the input. Anything else, and every refusal, is zod's.
-  if (isWireAccount(record, strict)) return { ok: true, value: { ...record } as Account };
+  // Plain wire-form records (most of them) skip zod's parse; anything else, and every refusal,
+  // is zod's (wire-check.ts never says no).
+  if (isWireAccount(record, strict)) return { ok: true, value: record as Account };
   return run(strict ? strictAccountSchema : accountSchema, record);
 }
 

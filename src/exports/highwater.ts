@@ -46,17 +46,22 @@ export class HighWaterTracker {
   }
 
   observe(rows: readonly ExportRow[], field: string): void {
+    // Per page, not per row: the page's greatest value first, then the ids at it. Raising the mark
+    // row by row made a new Set for every row of an ascending walk (each row is a new maximum).
+    let top: string | null = null;
     for (const row of rows) {
       const v = cursorValueOf(row, field);
-      if (v === null) continue;
-      const cmp = this.#value === null ? 1 : compareCursorValues(v, this.#value);
-      if (cmp > 0) {
-        this.#value = v;
-        this.#ids = new Set([rowKey(row)]);
-      } else if (cmp === 0) {
-        this.#ids.add(rowKey(row));
-      }
+      if (v !== null && (top === null || compareCursorValues(v, top) > 0)) top = v;
     }
+    if (top === null) return;
+    const cmp = this.#value === null ? 1 : compareCursorValues(top, this.#value);
+    if (cmp < 0) return;
+    if (cmp > 0) {
+      this.#value = top;
+      this.#ids = new Set();
+    }
+    // compareCursorValues is 0 only for identical strings, so identity is the same test.
+    for (const row of rows) if (cursorValueOf(row, field) === top) this.#ids.add(rowKey(row));
   }
 
   snapshot(): ValueMark | null {

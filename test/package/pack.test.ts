@@ -40,7 +40,9 @@ function exec(command: string, args: string[], cwd: string, timeoutMs = 240_000)
 }
 
 function ok(r: Result, what: string): Result {
-  assert.equal(r.code, 0, `${what} failed (exit ${r.code}):\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-4000)}`);
+  // Compiler errors first: in a failed `npm pack` they are buried in npm's own output.
+  const tsErrors = `${r.stdout}\n${r.stderr}`.split('\n').filter((l) => /error TS\d+/.test(l)).slice(0, 20).join('\n');
+  assert.equal(r.code, 0, `${what} failed (exit ${r.code}):\n${tsErrors}\n${r.stdout.slice(-1500)}\n${r.stderr.slice(-3000)}`);
   return r;
 }
 

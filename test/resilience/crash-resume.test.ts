@@ -17,9 +17,11 @@ import {
 } from '../helpers/resilience.ts';
 
 const KILLS = SOAK ? 24 : 8;
-const SCALE = SOAK ? 1000 : 300;
+const SCALE = SOAK ? 2000 : 300;
+// The load must outlast the kills: soak mode reads more via datasets, more slowly.
+const LATENCY_MS = SOAK ? 40 : 25;
 const LIMIT = 50;
-const DATASETS = ['D07', 'D03', 'D01', 'D21', 'D26', 'D23'];
+const DATASETS = ['D07', 'D03', 'D01', 'D21', 'D26', 'D23', ...(SOAK ? ['D17', 'D18', 'D19', 'D22'] : [])];
 
 /** When a kill lands: after a random time; the instant a state temp file appears (mid state
  * write); the instant rows are appended to a data file (between the rows and their checkpoint). */
@@ -65,7 +67,7 @@ describe('crash and resume: lender sync killed with SIGKILL at random points', (
 
   before(async () => {
     sandbox = await startSandboxChild([
-      '--seed', '11', '--scale', String(SCALE), '--latency', '25', '--token-ttl', '3',
+      '--seed', '11', '--scale', String(SCALE), '--latency', String(LATENCY_MS), '--token-ttl', '3',
       '--faults', '500=0.02,reset=0.01',
     ]);
     dir = await mkdtemp(join(tmpdir(), 'lender-crash-'));
