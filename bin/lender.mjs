@@ -1,15 +1,15 @@
 #!/usr/bin/env node
-// Runs the compiled CLI when the package has been built (installed copies), else the TypeScript
-// sources through tsx (a development checkout).
+// An installed package has only dist/ and runs the compiled CLI (fast start). A development
+// checkout has src/ and runs the sources through tsx, so an edit is never hidden by a stale dist/.
 import { existsSync } from 'node:fs';
 
-const compiled = new URL('../dist/cli/main.js', import.meta.url);
+const sources = new URL('../src/cli/main.ts', import.meta.url);
 let cli;
-if (existsSync(compiled)) {
-  cli = await import(compiled.href);
-} else {
+if (existsSync(sources)) {
   const { register } = await import('tsx/esm/api');
   register();
-  cli = await import(new URL('../src/cli/main.ts', import.meta.url).href);
+  cli = await import(sources.href);
+} else {
+  cli = await import(new URL('../dist/cli/main.js', import.meta.url).href);
 }
 await cli.runFromProcess();

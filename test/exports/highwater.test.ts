@@ -54,3 +54,23 @@ test('the lookback memory drops rows already delivered in the same version only'
   assert.deepEqual(applyFilters(rows, [seenFilter(seen)], 'updated_at').map((r) => r.updated_at), ['2025-01-04T00:00:00.000Z', '2025-01-06T00:00:00.000Z']);
   assert.deepEqual(pruneSeen({ a: '2025-01-01T00:00:00.000Z', b: '2025-01-05T00:00:00.000Z' }, '2025-01-03T00:00:00.000Z'), { b: '2025-01-05T00:00:00.000Z' });
 });
+
+test('property: observing a page at once gives the same mark as observing its rows one by one', async () => {
+  const fc = (await import('fast-check')).default;
+  const value = fc.constantFrom('2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.001Z', '2025-01-02T00:00:00.000Z', '2025-01-01T01:00:00+01:00', null);
+  const page = fc.array(fc.record({ public_id: fc.constantFrom('a', 'b', 'c', 'd'), updated_at: value }), { maxLength: 6 });
+  fc.assert(
+    fc.property(fc.array(page, { maxLength: 5 }), (pages) => {
+      const paged = new HighWaterTracker();
+      const single = new HighWaterTracker();
+      for (const rows of pages) {
+        paged.observe(rows, 'updated_at');
+        for (const r of rows) single.observe([r], 'updated_at');
+        const a = paged.snapshot();
+        const b = single.snapshot();
+        assert.deepEqual(a && { ...a, ids: [...a.ids].sort() }, b && { ...b, ids: [...b.ids].sort() });
+      }
+    }),
+    { numRuns: 500 },
+  );
+});

@@ -232,9 +232,9 @@ describe('hostile input', () => {
       expect(summary !== null && summary.accepted + summary.rejected === summary.received, `${name}: no summary that adds up: ${run.stdout.slice(0, 200)}`);
       if (run.code === 1) expect(/^lender push: \S.{10,}/m.test(run.stderr), `${name}: exit 1 without a message`);
     }
-    assert.deepEqual(problems, []);
     figures.hostileFiles = cases.length;
     ctx.diagnostic(results.map((r) => `${r.name}: exit ${r.run.code} in ${r.run.ms} ms`).join('; '));
+    assert.deepEqual(problems, []);
   });
 
   it('random command lines: exit 2 with a one-line message, never a crash, a stack or a hang', async (ctx) => {

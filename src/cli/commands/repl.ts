@@ -6,7 +6,7 @@ import { CONNECTION_HELP, CONNECTION_OPTIONS } from '../connect.ts';
 import { version } from '../../client/version.ts';
 import { ConfigError, MissingCredentialsError } from '../../client/errors.ts';
 import { openSession, type SessionOptions } from '../../session.ts';
-import { HISTORY_ENV } from '../../../repl/history.ts';
+import { HISTORY_ENV } from '../../repl/history.ts';
 
 const HELP = `Usage: lender repl [--sandbox [--seed N] [--scale N]] [connection flags]
 
@@ -85,7 +85,7 @@ const command: Command = {
         throw error;
       }
     }
-    const { runRepl } = await import('../../../repl/start.ts');
+    const { runRepl } = await import('../../repl/start.ts');
     const stdin = io.stdin as NodeJS.ReadableStream & { isTTY?: boolean };
     const stdout = io.stdout as NodeJS.WritableStream & { isTTY?: boolean };
     const code = await runRepl({

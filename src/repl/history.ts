@@ -1,6 +1,6 @@
 // Persistent REPL history that is written as you go, kept private (0600) and filtered: a line
 // that holds a password or token never reaches the file (or the in-memory history). Node's own
-// repl.setupHistory was not enough for this; see repl/README.md for why.
+// repl.setupHistory was not enough for this; see README.md beside this file for why.
 import { closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';

@@ -1,7 +1,7 @@
 // Dot-commands of the REPL. Node's .help lists them with the help text given here.
 import type { REPLServer } from 'node:repl';
 import { inspect } from 'node:util';
-import type { LenderSession } from '../src/session/context.ts';
+import type { LenderSession } from '../session/context.ts';
 import { oneLine, stackOf } from './errors.ts';
 
 export interface ReplState {

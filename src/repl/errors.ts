@@ -1,6 +1,6 @@
 // Errors as one readable line. The full stack is one `.stack` away (or always, with
 // LENDER_DEBUG=1), because a stack is noise for "dataset not available" and gold for a bug.
-import { LenderError } from '../src/client/errors.ts';
+import { LenderError } from '../client/errors.ts';
 
 const INTERRUPTED = 'ERR_SCRIPT_EXECUTION_INTERRUPTED';
 
