@@ -61,8 +61,10 @@ await fetchPage('limit=1');
 const buildMs = performance.now() - buildStart;
 const rssBuilt = process.memoryUsage().rss;
 
-// A genuine deep cursor: the continuation of a page two days before the end of the data.
-const nearEnd = new Date(Date.parse(DATA_SPAN.end) - 2 * 86_400_000).toISOString();
+// A genuine deep cursor: the continuation of a page that starts close enough to the end of the
+// data to hold about 3,000 rows (two days at 1M rows; proportionally longer at smaller scales).
+const spanMs = Date.parse(DATA_SPAN.end) - Date.parse(DATA_SPAN.start);
+const nearEnd = new Date(Date.parse(DATA_SPAN.end) - Math.min(spanMs / 2, (spanMs * 3000) / scale)).toISOString();
 const deepCursor = (await fetchPage(`limit=1000&since=${nearEnd}`)).page.pagination.nextCursor;
 if (deepCursor === null) throw new Error('no rows near the end of D07');
 
