@@ -302,8 +302,18 @@ export class ExportStream extends Readable {
         }
         if (head.buffer.length > 0) {
           if (!head.started) this.#startWindow(head);
-          this.#deliver(head.buffer.shift()!);
-          // Room was made: keep the read-ahead topped up even if the consumer is now full.
+          const page = head.buffer.shift()!;
+          if (this.#prefetch > 0 && !head.fetching && !head.done) {
+            // Room was made: ask for the next page before handing this one over, and let that
+            // request go out (it is sent from microtasks) before the consumer's synchronous work
+            // on this page's rows. Its wait for the service then overlaps that work instead of
+            // following it; the pages held ahead are the same as before (prefetch).
+            this.#pumpAll();
+            if (head.fetching) await yieldToLoop();
+            if (this.destroyed) return;
+          }
+          this.#deliver(page);
+          // Keep the read-ahead topped up even if the consumer is now full.
           this.#pumpAll();
           continue;
         }
@@ -452,6 +462,11 @@ export class ExportStream extends Readable {
     this.#detach();
     this.push(null);
   }
+}
+
+/** Resolves after the microtasks queued so far, and the I/O they start, have run. */
+function yieldToLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** Pages of a dataset, each with its rows, pagination, meta, window and checkpoint. */
