@@ -1,11 +1,11 @@
 // What `lender push` and `lender flag` share: arguments, reading NDJSON or JSON records from a
 // file or stdin, the writer, progress on stderr, one summary JSON line on stdout, the exit code.
+import { integerFlag, parseCommandArgs } from './args.ts';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { parseArgs } from 'node:util';
 import type { ServiceApi } from '../client/api.ts';
 import { JsonSourceError } from '../accounts/sources/json.ts';
 import { readRecords, type ReadRecordsOptions } from '../accounts/sources/read-records.ts';
@@ -56,14 +56,6 @@ const OPTIONS = {
   progress: { type: 'boolean' },
 } as const;
 
-function integerFlag(value: string | undefined, flag: string, max: number): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) {
-    throw new UsageError(`${flag} must be an integer from 1 to ${max}, not '${value}'`);
-  }
-  return Number(value);
-}
-
 async function checkReadable(path: string): Promise<void> {
   try {
     await access(path, constants.R_OK);
@@ -99,13 +91,7 @@ function progressReporter(io: CommandIo, name: string): (summary: WriterSummary,
 }
 
 export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], io: CommandIo): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandArgs(argv, OPTIONS, true);
   if (positionals.length > 1) throw new UsageError(`give one input file (or - for stdin), not ${positionals.length}`);
   if (values.strict !== undefined && !spec.strictOption) throw new UsageError(`--strict is an option of 'lender push' only`);
   const format = values.format;
@@ -113,8 +99,8 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
     throw new UsageError(`--format must be ndjson or json, not '${format}'`);
   }
   const sourceOpts: ReadRecordsOptions = format === undefined ? {} : { format };
-  const batchSize = integerFlag(values['batch-size'], '--batch-size', 10_000);
-  const concurrency = integerFlag(values.concurrency, '--concurrency', 32);
+  const batchSize = integerFlag(values['batch-size'], '--batch-size', { max: 10_000 });
+  const concurrency = integerFlag(values.concurrency, '--concurrency', { max: 32 });
   const file = positionals[0] ?? '-';
   if (file !== '-') await checkReadable(file);
 

@@ -49,7 +49,8 @@ export function parseFaultSpec(spec: string): FaultRates {
     if (match === null) throw new FaultSpecError(`'${part}' is not KIND=RATE (e.g. 500=0.1,reset=0.02)`);
     const [, kind, rateText] = match as unknown as [string, string, string];
     if (kind in rates) throw new FaultSpecError(`fault kind '${kind}' is given twice`);
-    const rate = Number(rateText);
+    // Plain decimals only: Number() would also take '0x1' or '1e-0' as rates.
+    const rate = /^(\d+(\.\d*)?|\.\d+)$/.test(rateText) ? Number(rateText) : Number.NaN;
     if (Number.isNaN(rate)) throw new FaultSpecError(`fault rate of '${kind}' must be a number from 0 to 1, got '${rateText}'`);
     rates[kind] = rate;
   }

@@ -44,6 +44,8 @@ describe('fault spec', () => {
   it('refuses unknown kinds, bad rates, repeats and totals above 1', () => {
     assert.throws(() => parseFaultSpec('502=0.1'), /unknown fault kind '502'/);
     assert.throws(() => parseFaultSpec('500=abc'), /must be a number from 0 to 1, got 'abc'/);
+    assert.throws(() => parseFaultSpec('500=0x1'), /must be a number from 0 to 1, got '0x1'/);
+    assert.deepEqual(parseFaultSpec('500=.5,reset=0.25'), { '500': 0.5, reset: 0.25 });
     assert.throws(() => parseFaultSpec('500=1.5'), /from 0 to 1/);
     assert.throws(() => parseFaultSpec('500'), /not KIND=RATE/);
     assert.throws(() => parseFaultSpec('500=0.1,500=0.2'), /given twice/);

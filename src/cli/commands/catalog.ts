@@ -1,8 +1,8 @@
 // `lender catalog [--json]`: the live catalog, sections and datasets with availability.
-import { parseArgs } from 'node:util';
 import { datasetInfo } from '../../catalog/datasets.ts';
 import type { Catalog } from '../../client/types.ts';
-import { EXIT, UsageError, type Command } from '../command.ts';
+import { parseCommandArgs } from '../args.ts';
+import { EXIT, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connect } from '../connect.ts';
 
 const help = `Usage: lender catalog [--json] [connection options]
@@ -41,17 +41,7 @@ const command: Command = {
   summary: 'list sections and datasets with availability',
   help,
   async run(argv, io) {
-    let values;
-    try {
-      ({ values } = parseArgs({
-        args: argv,
-        strict: true,
-        allowPositionals: false,
-        options: { ...CONNECTION_OPTIONS, json: { type: 'boolean' } },
-      }));
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
+    const { values } = parseCommandArgs(argv, { ...CONNECTION_OPTIONS, json: { type: 'boolean' } });
     const connection = await connect(values, io);
     try {
       const catalog = await connection.client.catalog({ signal: io.signal });

@@ -1,9 +1,8 @@
 // `lender demo` (also `npm start`): the whole product on an embedded sandbox, ending with a
 // summary on stdout. Progress goes to stderr so stdout holds only the summary.
-import { parseArgs } from 'node:util';
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { EMBEDDED_SANDBOX_SEED } from '../connect.ts';
-import { parsePositiveInt } from './export.ts';
+import { integerFlag, parseCommandArgs } from '../args.ts';
 import { DEFAULT_PORTFOLIO_SIZE } from '../../demo/portfolio.ts';
 
 export const OPTIONS = {
@@ -38,14 +37,9 @@ const command: Command = {
   summary: 'the whole product on an embedded sandbox',
   help: HELP,
   async run(argv, io) {
-    let values;
-    try {
-      ({ values } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: false, strict: true }));
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
+    const { values } = parseCommandArgs(argv, OPTIONS);
     if (values.out === '') throw new UsageError('--out needs a folder');
-    const records = parsePositiveInt(values.records, '--records', 1_000_000);
+    const records = integerFlag(values.records, '--records', { max: 1_000_000 });
     if (records !== undefined && records < 20) throw new UsageError(`--records must be at least 20, not ${records}`);
     // Loaded on run so `lender demo --help` stays instant.
     const { runDemo } = await import('../../demo/run.ts');

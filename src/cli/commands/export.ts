@@ -1,14 +1,12 @@
 // `lender export`: rows of one or more datasets as NDJSON on stdout (nothing else goes there),
 // progress on stderr.
 import { once } from 'node:events';
-import { parseArgs } from 'node:util';
-import { isDatasetCode, type DatasetCode } from '../../catalog/datasets.ts';
+import { datasetCodes, instantFlag, integerFlag, parseCommandArgs, windowFlag } from '../args.ts';
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connect } from '../connect.ts';
 import { exportPages, type ExportOptions } from '../../exports/export-stream.ts';
 import { ProgressLine } from '../../exports/progress.ts';
 import { fileState } from '../../exports/state.ts';
-import { resolveWindowing, toMillis, type WindowOption } from '../../exports/windows.ts';
 
 const OPTIONS = {
   ...CONNECTION_OPTIONS,
@@ -47,61 +45,21 @@ Examples:
   lender export D23 --window week --state d23.state.json >> d23.ndjson
 `;
 
-export function parsePositiveInt(value: string | undefined, flag: string, max = Number.MAX_SAFE_INTEGER): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) throw new UsageError(`${flag} must be an integer from 1 to ${max}, not '${value}'`);
-  return Number(value);
-}
-
-export function parseWindow(value: string | undefined): WindowOption | undefined {
-  if (value === undefined) return undefined;
-  try {
-    resolveWindowing(value, 'via');
-  } catch {
-    throw new UsageError(`--window must be auto, none, month, week, day or an ISO duration such as P10D, not '${value}'`);
-  }
-  return value;
-}
-
-export function parseInstantFlag(value: string | undefined, flag: string): string | undefined {
-  if (value === undefined) return undefined;
-  try {
-    toMillis(value);
-  } catch {
-    throw new UsageError(`${flag} must be an ISO-8601 timestamp such as 2026-01-01T00:00:00Z, not '${value}'`);
-  }
-  return value;
-}
-
-export function parseDatasetCodes(values: readonly string[], flag = 'dataset'): DatasetCode[] {
-  return values.map((v) => {
-    const code = v.trim().toUpperCase();
-    if (!isDatasetCode(code)) throw new UsageError(`unknown ${flag} '${v}'; codes run D01 to D26 (see 'lender catalog')`);
-    return code;
-  });
-}
-
 const command: Command = {
   name: 'export',
   summary: 'write a dataset as NDJSON rows on stdout',
   help: HELP,
   async run(argv, io) {
-    let parsed;
-    try {
-      parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
-    const { values, positionals } = parsed;
+    const { values, positionals } = parseCommandArgs(argv, OPTIONS, true);
     if (positionals.length === 0) throw new UsageError('name at least one dataset, e.g. lender export D07');
-    const datasets = parseDatasetCodes(positionals);
+    const datasets = datasetCodes(positionals);
     const sort = values.sort;
     if (sort !== undefined && sort !== 'asc' && sort !== 'desc') throw new UsageError(`--sort must be asc or desc, not '${sort}'`);
-    const since = parseInstantFlag(values.since, '--since');
-    const until = parseInstantFlag(values.until, '--until');
-    const window = parseWindow(values.window);
-    const limit = parsePositiveInt(values.limit, '--limit', 1000);
-    const concurrency = parsePositiveInt(values.concurrency, '--concurrency', 32);
+    const since = instantFlag(values.since, '--since');
+    const until = instantFlag(values.until, '--until');
+    const window = windowFlag(values.window);
+    const limit = integerFlag(values.limit, '--limit', { max: 1000 });
+    const concurrency = integerFlag(values.concurrency, '--concurrency', { max: 32 });
     const showProgress = values.progress === true || (io.stderr as { isTTY?: boolean }).isTTY === true;
 
     // A closed pipe (`| head`) ends the export quietly: the reader has all it wanted.

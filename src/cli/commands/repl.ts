@@ -1,6 +1,6 @@
 // `lender repl [--sandbox]`: an interactive shell, already logged in (repl/start.ts).
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
+import { integerFlag, parseCommandArgs } from '../args.ts';
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS } from '../connect.ts';
 import { version } from '../../client/version.ts';
@@ -32,31 +32,14 @@ Set ${HISTORY_ENV}= (empty) to keep no history.
   --scale N             rows per dataset of the embedded sandbox (default 1000)
 ${CONNECTION_HELP}`;
 
-function positive(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be a non-negative integer, got '${value}'`);
-  return n;
-}
-
 const command: Command = {
   name: 'repl',
   summary: 'interactive shell, already logged in',
   help: HELP,
   async run(argv, io) {
-    let values;
-    try {
-      ({ values } = parseArgs({
-        args: argv,
-        options: { ...CONNECTION_OPTIONS, seed: { type: 'string' }, scale: { type: 'string' } },
-        strict: true,
-        allowPositionals: false,
-      }));
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
-    const seed = positive('seed', values.seed);
-    const scale = positive('scale', values.scale);
+    const { values } = parseCommandArgs(argv, { ...CONNECTION_OPTIONS, seed: { type: 'string' }, scale: { type: 'string' } });
+    const seed = integerFlag(values.seed, '--seed', { min: 0 });
+    const scale = integerFlag(values.scale, '--scale');
     if (!values.sandbox && (seed !== undefined || scale !== undefined)) throw new UsageError('--seed and --scale need --sandbox');
 
     let options: SessionOptions;

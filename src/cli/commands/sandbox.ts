@@ -1,6 +1,6 @@
 // `lender sandbox`: serves the sandbox over HTTPS until SIGINT/SIGTERM. The first stdout line
 // is the JSON object of the DESIGN.md contract; everything meant for people goes to stderr.
-import { parseArgs } from 'node:util';
+import { integerFlag, numberFlag, parseCommandArgs } from '../args.ts';
 import { EXIT, UsageError, type Command, type CommandIo } from '../command.ts';
 import { DEFAULT_OPTIONS, resolveOptions, SandboxOptionsError } from '../../sandbox/options.ts';
 import { FaultSpecError, formatFaultSpec, parseFaultSpec } from '../../sandbox/faults-spec.ts';
@@ -29,46 +29,27 @@ Options:
   -h, --help        this text
 
 Admin endpoints (no token): GET /__sandbox/stats, POST /__sandbox/drain,
-POST /__sandbox/faults {"latencyMs","faults","tokenTtlSeconds"}, POST /__sandbox/advance.
+POST /__sandbox/faults {"latencyMs","faults","tokenTtlSeconds"}, POST /__sandbox/advance,
+POST /__sandbox/churn {"rate"}.
 `;
-
-function whole(flag: string, text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  if (!/^\d+$/.test(text.trim())) throw new UsageError(`--${flag} must be a whole number, got '${text}'`);
-  return Number(text);
-}
-
-function decimal(flag: string, text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value)) throw new UsageError(`--${flag} must be a number, got '${text}'`);
-  return value;
-}
 
 /** Turns argv into SandboxOptions, refusing anything the sandbox would refuse. */
 export function parseSandboxArgs(argv: string[]): SandboxOptions {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        seed: { type: 'string' },
-        scale: { type: 'string' },
-        latency: { type: 'string' },
-        faults: { type: 'string' },
-        'token-ttl': { type: 'string' },
-        'total-cap': { type: 'string' },
-        'via-budget': { type: 'string' },
-        churn: { type: 'string' },
-      },
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const { values } = parseCommandArgs(argv, {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    seed: { type: 'string' },
+    scale: { type: 'string' },
+    latency: { type: 'string' },
+    faults: { type: 'string' },
+    'token-ttl': { type: 'string' },
+    'total-cap': { type: 'string' },
+    'via-budget': { type: 'string' },
+    churn: { type: 'string' },
+  });
+  // Range checks beyond "a whole number" are resolveOptions' (below), so the CLI and
+  // startSandbox() refuse the same values with the same words.
+  const whole = (flag: string, text: string | undefined) => integerFlag(text, `--${flag}`, { min: 0 });
   const options: SandboxOptions = {};
   const set = <K extends keyof SandboxOptions>(key: K, value: SandboxOptions[K] | undefined) => {
     if (value !== undefined) options[key] = value;
@@ -81,7 +62,7 @@ export function parseSandboxArgs(argv: string[]): SandboxOptions {
   set('tokenTtlSeconds', whole('token-ttl', values['token-ttl']));
   set('totalCap', whole('total-cap', values['total-cap']));
   set('viaBudget', whole('via-budget', values['via-budget']));
-  set('churnRate', decimal('churn', values.churn));
+  set('churnRate', numberFlag(values.churn, '--churn'));
   if (values.faults !== undefined) {
     try {
       options.faults = parseFaultSpec(values.faults);

@@ -1,10 +1,9 @@
 // `lender sync`: initial then incremental loads into one NDJSON file per dataset, with the state
 // saved after every page. Ctrl-C stops after the page being written; a re-run resumes.
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connect } from '../connect.ts';
-import { parseDatasetCodes, parsePositiveInt, parseWindow } from './export.ts';
+import { datasetCodes, integerFlag, parseCommandArgs, windowFlag } from '../args.ts';
 import { ProgressLine } from '../../exports/progress.ts';
 import { fileState } from '../../exports/state.ts';
 import { DEFAULT_STATE_FILE, sync, type DatasetSyncSummary } from '../../exports/sync.ts';
@@ -48,20 +47,14 @@ const command: Command = {
   summary: 'initial then incremental load of datasets into a folder',
   help: HELP,
   async run(argv, io) {
-    let parsed;
-    try {
-      parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: false, strict: true });
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
-    const { values } = parsed;
+    const { values } = parseCommandArgs(argv, OPTIONS);
     if (values.out === undefined || values.out === '') throw new UsageError('--out DIR is required');
     const out = resolve(values.out);
-    const datasets = values.datasets === undefined ? undefined : parseDatasetCodes(values.datasets.split(',').filter((s) => s.trim() !== ''), 'dataset in --datasets');
+    const datasets = values.datasets === undefined ? undefined : datasetCodes(values.datasets.split(',').filter((s) => s.trim() !== ''), 'dataset in --datasets');
     if (datasets !== undefined && datasets.length === 0) throw new UsageError('--datasets needs at least one code, e.g. D01,D07');
-    const window = parseWindow(values.window);
-    const limit = parsePositiveInt(values.limit, '--limit', 1000);
-    const concurrency = parsePositiveInt(values.concurrency, '--concurrency', 32);
+    const window = windowFlag(values.window);
+    const limit = integerFlag(values.limit, '--limit', { max: 1000 });
+    const concurrency = integerFlag(values.concurrency, '--concurrency', { max: 32 });
     const statePath = values.state === undefined ? join(out, DEFAULT_STATE_FILE) : resolve(values.state);
     const showProgress = values.progress === true || (io.stderr as { isTTY?: boolean }).isTTY === true;
     const progress = showProgress ? new ProgressLine(io.stderr) : undefined;

@@ -1,0 +1,70 @@
+// Argument parsing shared by every sub-command: node:util parseArgs in strict mode with its
+// errors as UsageError (exit 2), and the flag-value checks several commands need.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { isDatasetCode, type DatasetCode } from '../catalog/datasets.ts';
+import { resolveWindowing, toMillis, type WindowOption } from '../exports/windows.ts';
+import { UsageError } from './command.ts';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** Strict parseArgs: an unknown flag or a missing value is a usage error, not a stack trace. */
+export function parseCommandArgs<const O extends Options, const P extends boolean = false>(
+  argv: string[], options: O, allowPositionals?: P,
+) {
+  try {
+    return parseArgs({ args: argv, options, strict: true, allowPositionals: (allowPositionals ?? false) as P });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** A whole number within [min, max]; undefined when the flag was not given. */
+export function integerFlag(
+  value: string | undefined, flag: string, { min = 1, max = Number.MAX_SAFE_INTEGER }: { min?: number; max?: number } = {},
+): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `a whole number of at least ${min}` : `a whole number from ${min} to ${max}`;
+    throw new UsageError(`${flag} must be ${range}, not '${value}'`);
+  }
+  return Number(text);
+}
+
+/** A finite decimal number (e.g. a rate); undefined when the flag was not given. */
+export function numberFlag(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (value.trim() === '' || !/^[\d.eE+-]+$/.test(value.trim()) || !Number.isFinite(number)) {
+    throw new UsageError(`${flag} must be a number, not '${value}'`);
+  }
+  return number;
+}
+
+export function windowFlag(value: string | undefined): WindowOption | undefined {
+  if (value === undefined) return undefined;
+  try {
+    resolveWindowing(value, 'via');
+  } catch {
+    throw new UsageError(`--window must be auto, none, month, week, day or an ISO duration such as P10D, not '${value}'`);
+  }
+  return value;
+}
+
+export function instantFlag(value: string | undefined, flag: string): string | undefined {
+  if (value === undefined) return undefined;
+  try {
+    toMillis(value);
+  } catch {
+    throw new UsageError(`${flag} must be an ISO-8601 timestamp such as 2026-01-01T00:00:00Z, not '${value}'`);
+  }
+  return value;
+}
+
+export function datasetCodes(values: readonly string[], flag = 'dataset'): DatasetCode[] {
+  return values.map((v) => {
+    const code = v.trim().toUpperCase();
+    if (!isDatasetCode(code)) throw new UsageError(`unknown ${flag} '${v}'; codes run D01 to D26 (see 'lender catalog')`);
+    return code;
+  });
+}
