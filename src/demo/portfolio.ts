@@ -3,6 +3,7 @@
 // lender's export really goes wrong (a thousands separator in an amount, "UAE" for the country,
 // 31 February). Pure and deterministic: the same size always gives the same records, so a second
 // demo run pushes the same portfolio again and the sandbox only restamps it.
+import { Rng } from '../prng.ts';
 
 /** An Account object (SPEC.md) as a lender's system would produce it; some are invalid on purpose. */
 export type SampleRecord = Record<string, unknown>;
@@ -24,18 +25,6 @@ const SEED = 20260611;
 const UPDATE_SHARE = 0.12;
 const WITHDRAW_SHARE = 0.03;
 const INVALID_SHARE = 0.03;
-
-/** mulberry32: tiny, fast, and stable across Node versions (Math.random is not seedable). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const FIRST_EN = ['James', 'Sarah', 'Daniel', 'Priya', 'Michael', 'Emma', 'Ravi', 'Olivia', 'David', 'Maria'];
 const FIRST_AR = ['Mohammed', 'Fatima', 'Ahmed', 'Aisha', 'Omar', 'Layla', 'Khalid', 'Noura', 'Yousef', 'Mariam'];
@@ -69,7 +58,8 @@ function money(cents: number): string {
 /** Builds the portfolio: `size` records in the order they are pushed. */
 export function samplePortfolio(size = DEFAULT_PORTFOLIO_SIZE): SamplePortfolio {
   if (!Number.isInteger(size) || size < 20) throw new RangeError(`the sample portfolio needs at least 20 records, got ${size}`);
-  const rnd = prng(SEED);
+  const rng = new Rng(SEED);
+  const rnd = (): number => rng.next();
   const int = (min: number, max: number): number => min + Math.floor(rnd() * (max - min + 1));
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)] as T;
 

@@ -1,6 +1,7 @@
 // Shared pieces of the resilience suites (test/resilience/): running the `lender` CLI as a real
 // child process with a hard time limit, a `lender sandbox` child, NDJSON files as rows, row
 // identity per dataset, and the secret scanner every suite feeds what the product printed or wrote.
+import { Rng } from '../../src/prng.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
@@ -275,16 +276,10 @@ export async function loginTokens(
   return res.body as { token: string; refreshToken: string; lenderPublicId: string };
 }
 
-/** Deterministic PRNG (mulberry32) for the suites' own random choices, seeded per run. */
+/** The suites' own random choices, seeded per run so a failure can be replayed. */
 export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rng = new Rng(seed);
+  return () => rng.next();
 }
 
 /** The seed of this run: LENDER_SEED when given (to replay a failure), else the clock. */

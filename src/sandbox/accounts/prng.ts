@@ -1,36 +1,4 @@
-// A tiny seeded PRNG so the seeded portfolio is byte-identical for the same seed on every start
-// and every Node version (Math.random cannot be seeded).
-
-export interface Random {
-  /** Uniform in [0, 1). */
-  next(): number;
-  /** Uniform integer in [min, max], both inclusive. */
-  int(min: number, max: number): number;
-  /** True with probability p. */
-  chance(p: number): boolean;
-  pick<T>(items: readonly T[]): T;
-}
-
-/** mulberry32: 32-bit state, good enough spread for test data, and trivially reproducible. */
-export function mulberry32(seed: number): Random {
-  let state = seed >>> 0;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int: (min, max) => min + Math.floor(next() * (max - min + 1)),
-    chance: (p) => next() < p,
-    pick: <T>(items: readonly T[]): T => {
-      if (items.length === 0) throw new RangeError('pick from an empty list');
-      return items[Math.floor(next() * items.length)] as T;
-    },
-  };
-}
+// Seeds of the seeded portfolio: one unrelated stream of src/prng.ts per (seed, tenant).
 
 /** Mixes two integers into one 32-bit seed, so (seed, tenant index) pairs give unrelated streams. */
 export function mixSeed(a: number, b: number): number {

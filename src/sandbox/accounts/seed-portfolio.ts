@@ -4,7 +4,8 @@
 // same operations with the same timestamps, which are spread over DATA_SPAN in order so every
 // start of the sandbox produces byte-identical records.
 import { DATA_SPAN } from '../contracts.ts';
-import { mixSeed, mulberry32, type Random } from './prng.ts';
+import { Rng } from '../../prng.ts';
+import { mixSeed } from './prng.ts';
 import type { AccountInput, StatusUpdateInput } from './types.ts';
 
 /** The seeded portfolio is capped: `--scale` also sizes the generated datasets, and at 1,000,000
@@ -43,7 +44,7 @@ function ddmmyyyy(ms: number): string {
   return `${pad(d.getUTCDate(), 2)}/${pad(d.getUTCMonth() + 1, 2)}/${d.getUTCFullYear()}`;
 }
 
-function digits(rng: Random, count: number): string {
+function digits(rng: Rng, count: number): string {
   let out = '';
   for (let i = 0; i < count; i += 1) out += String(rng.int(0, 9));
   return out;
@@ -60,7 +61,7 @@ type DebtorFields = Pick<
   | 'gender' | 'nationality' | 'phones' | 'emails' | 'addresses'
 >;
 
-function makeDebtor(rng: Random, n: number): DebtorFields {
+function makeDebtor(rng: Rng, n: number): DebtorFields {
   const country = rng.pick(COUNTRIES);
   const language = rng.chance(0.4) ? 'ar' : 'en';
   const gender = rng.chance(0.5) ? 'male' : 'female';
@@ -100,7 +101,7 @@ interface Draft {
 
 /** Operations in timestamp order; ties keep generation order, so a create precedes its updates. */
 export function generateSeedPortfolio(seed: number, tenantIndex: number, subAccountCount: number): SeedOperation[] {
-  const rng = mulberry32(mixSeed(seed, tenantIndex));
+  const rng = new Rng(mixSeed(seed, tenantIndex));
   const drafts: Draft[] = [];
   const spanStart = Date.parse(DATA_SPAN.start);
   const spanMs = Date.parse(DATA_SPAN.end) - spanStart;

@@ -2,7 +2,8 @@
 // rows get a new version and how many rows are inserted. A pure function of (seed, tenant,
 // dataset, call number), so the same seed gives the same changes, and a dataset first read after
 // several advances can replay them and end up exactly where an eagerly built one would be.
-import { mix, Rng } from './prng.ts';
+import { Rng } from '../../prng.ts';
+import { mix } from './prng.ts';
 
 export interface AdvancePlan {
   /** Ordinals (0-based, into the generated own rows) of the rows to update, distinct. */

@@ -4,7 +4,8 @@
 // it is timing-dependent by nature, unlike advance().
 import { performance } from 'node:perf_hooks';
 import type { GeneratedTable } from './generated-table.ts';
-import { mix, Rng } from './prng.ts';
+import { Rng } from '../../prng.ts';
+import { mix } from './prng.ts';
 
 const TICK_MS = 50;
 

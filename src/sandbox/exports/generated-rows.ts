@@ -3,7 +3,8 @@
 // internal fields (id, lender_id, raw identity numbers, fields the export drops) that redaction
 // must remove. Each record is a pure function of its RowContext.
 import type { DatasetCode } from '../../catalog/datasets.ts';
-import { mix, permute48, type Rng, uuidFor } from './prng.ts';
+import type { Rng } from '../../prng.ts';
+import { mix, permute48, uuidFor } from './prng.ts';
 import type { RawRecord } from './redact.ts';
 
 export type GeneratedCode = Exclude<DatasetCode, 'D01' | 'D02' | 'D03' | 'D05'>;

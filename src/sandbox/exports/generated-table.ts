@@ -6,7 +6,8 @@ import { type CursorField, datasetInfo, type TenantPathKind } from '../../catalo
 import { DATA_SPAN } from '../contracts.ts';
 import { type GeneratedCode, generateRaw, tableKey } from './generated-rows.ts';
 import { KeysetIndex } from './keyset-index.ts';
-import { mix, Rng } from './prng.ts';
+import { Rng } from '../../prng.ts';
+import { mix } from './prng.ts';
 import { type ExportRow, type RawRecord, redact } from './redact.ts';
 import { type ExportTable, lenderIdOf } from './table.ts';
 

@@ -3,7 +3,8 @@
 // at the end of an ascending walk instead of being skipped.
 import { DATA_SPAN } from '../contracts.ts';
 import { KeysetIndex } from './keyset-index.ts';
-import { mix, Rng } from './prng.ts';
+import { Rng } from '../../prng.ts';
+import { mix } from './prng.ts';
 import { type ExportRow, type RawRecord, redact } from './redact.ts';
 import type { ExportTable } from './table.ts';
 

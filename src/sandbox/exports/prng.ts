@@ -1,4 +1,4 @@
-// Seeded randomness for generated export data. Every value is a pure function of its inputs, so
+// Seeded hashing for generated export data (the generator itself is src/prng.ts). Every value is a pure function of its inputs, so
 // the same seed and scale give byte-identical rows on every start, whatever order rows are read in.
 
 const TWO_32 = 4294967296;
@@ -29,54 +29,6 @@ function avalanche(h: number): number {
   h ^= h >>> 13;
   h = Math.imul(h, 0xc2b2ae35);
   return h ^ (h >>> 16);
-}
-
-/** mulberry32: small, fast and good enough for plausible fake data. */
-export class Rng {
-  #state: number;
-
-  constructor(seed: number) {
-    this.#state = seed >>> 0;
-  }
-
-  /** Uniform in [0, 1). */
-  next(): number {
-    this.#state = (this.#state + 0x6d2b79f5) >>> 0;
-    let t = this.#state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / TWO_32;
-  }
-
-  /** Integer in [lo, hi], both inclusive. */
-  int(lo: number, hi: number): number {
-    return lo + Math.floor(this.next() * (hi - lo + 1));
-  }
-
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-
-  pick<T>(values: readonly T[]): T {
-    return values[Math.floor(this.next() * values.length)]!;
-  }
-
-  /** Picks by weight: pickWeighted([['a', 3], ['b', 1]]) gives 'a' three times as often. */
-  pickWeighted<T>(choices: readonly (readonly [T, number])[]): T {
-    const sum = choices.reduce((s, [, w]) => s + w, 0);
-    let roll = this.next() * sum;
-    for (const [value, weight] of choices) {
-      roll -= weight;
-      if (roll < 0) return value;
-    }
-    return choices[choices.length - 1]![0];
-  }
-
-  digits(count: number): string {
-    let out = '';
-    for (let i = 0; i < count; i++) out += String(this.int(0, 9));
-    return out;
-  }
 }
 
 /** A bijection on [0, 2^48): a 4-round Feistel network keyed by `key`. Used to turn sequential
