@@ -1,8 +1,30 @@
 // Where rejected records are written as NDJSON: a stream the caller owns, or a file this module
 // opens and closes. Lines are written as they happen, so a crash later still leaves them on disk.
+//
+// A rejected record is often the very thing that is wrong with the input: nested too deeply for
+// JSON.stringify's recursion, a cycle, a BigInt. Its line must still be written (the rejects file
+// accounts for every reject), so such a record is replaced by `recordPreview`, a short JSON-like
+// text of its start, and the line says so by having no `record` field.
 import { createWriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
+import { isNestedDeeperThan, MAX_RECORD_DEPTH } from './nesting.ts';
+import { previewValue } from './preview.ts';
+
+/** One rejects line: the reject with its record, or with a preview when the record cannot be
+ * written as JSON. Never throws. */
+export function rejectLine(entry: { readonly record?: unknown }): string {
+  // Within the limit JSON.stringify's recursion is shallow; beyond it, do not even try (a
+  // stack overflow is the failure this avoids, and it is slow to reach).
+  try {
+    if (!isNestedDeeperThan(entry.record, MAX_RECORD_DEPTH)) return JSON.stringify(entry);
+  } catch {
+    // A cycle cannot get here (it is too deep), but a BigInt, a getter or a toJSON that throws
+    // can: the preview stands in for the record.
+  }
+  const { record, ...rest } = entry;
+  return JSON.stringify({ ...rest, recordPreview: previewValue(record) });
+}
 
 export class RejectsSink {
   readonly #stream: Writable | NodeJS.WritableStream;
@@ -15,7 +37,7 @@ export class RejectsSink {
 
   /** false when the stream wants the writer to wait for 'drain'. */
   write(entry: object): boolean {
-    return this.#stream.write(`${JSON.stringify(entry)}\n`);
+    return this.#stream.write(`${rejectLine(entry)}\n`);
   }
 
   onceDrained(listener: () => void): void {

@@ -14,9 +14,14 @@
 // judgement here could refuse an address the service takes; the service's 400 reports it instead.
 //
 // null counts as absent, as JSON serialisers commonly write an absent optional field as null.
+//
+// Nesting: the validate* functions refuse a record nested more than MAX_RECORD_DEPTH levels
+// (nesting.ts) before anything else, on both the fast path and zod's, because such a record cannot
+// be serialised safely; the zod schemas themselves have no such rule (zod cannot say it cheaply).
 import { z } from 'zod';
 import { isIsoAlpha3 } from './countries.ts';
 import { normaliseAccount, normaliseStatusUpdate } from './normalise.ts';
+import { isNestedDeeperThan, TOO_DEEP_MESSAGE } from './nesting.ts';
 import { isMoneyString, isServiceDate } from './schema-rules.ts';
 import { isWireAccount } from './wire-check.ts';
 
@@ -228,6 +233,9 @@ export function validateAccount(input: unknown, opts: AccountValidationOptions =
  */
 export function validateAccountForSend(input: unknown, opts: AccountValidationOptions = {}): Validation<Account> {
   const strict = opts.strict === true;
+  // First, and ahead of the wire-form fast path: that path says yes without looking inside
+  // additionalData or unknown fields, and the writer serialises whatever it says yes to.
+  if (isNestedDeeperThan(input)) return { ok: false, errors: [TOO_DEEP_MESSAGE] };
   const record = normaliseAccount(input);
   // Plain wire-form records (most of them) skip zod's parse; anything else, and every refusal,
   // is zod's (wire-check.ts never says no).
@@ -236,5 +244,7 @@ export function validateAccountForSend(input: unknown, opts: AccountValidationOp
 }
 
 export function validateStatusUpdate(input: unknown): Validation<StatusUpdate> {
+  // The schema keeps unknown fields, so a status update can carry a deep value too.
+  if (isNestedDeeperThan(input)) return { ok: false, errors: [TOO_DEEP_MESSAGE] };
   return run(statusUpdateSchema, normaliseStatusUpdate(input));
 }

@@ -109,6 +109,19 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
   return value;
 }
 
+/** The record's JSON, or why it has none. Validation has already refused records nested too
+ * deeply (nesting.ts), but a valid record can still hold what JSON.stringify throws on: a BigInt
+ * or a cycle in additionalData, a toJSON or getter that throws. That is one bad record, not a
+ * reason to stop the writer. */
+function serialise(value: unknown): string | { error: string } {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    return { error: `record cannot be written as JSON: ${reason}` };
+  }
+}
+
 function isPlainObject(value: unknown): boolean {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -204,7 +217,11 @@ export class RecordWriter<T> extends Writable {
     // Serialised here, once: the text both sizes the batch and is the request body (the client
     // would otherwise stringify every record a second time). It also pins what is sent to what
     // was written, should the caller reuse the object.
-    const json = JSON.stringify(value);
+    const json = serialise(value);
+    if (typeof json !== 'string') {
+      this.#reject({ index, ...position, reason: 'invalid', errors: [json.error], record: input });
+      return this.#release(callback);
+    }
     this.#planner.add({
       index,
       input,

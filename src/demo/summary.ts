@@ -61,12 +61,13 @@ export function formatSummary(r: DemoResult): string {
   lines.push('');
 
   lines.push('Next:');
-  lines.push('  npm start                 run the demo again: an incremental sync fetches only what changed');
-  lines.push('  lender repl --sandbox     a logged-in REPL: await rows(\'D07\', { limit: 5 }), .datasets');
-  lines.push('  lender sandbox --port 0   the sandbox on its own, for curl or your own scripts');
+  const next = (command: string, what: string) => lines.push(`  ${command.padEnd(27)} ${what}`);
+  next('npm start', 'run the demo again: an incremental sync fetches only what changed');
+  next('npx lender repl --sandbox', "a logged-in REPL: await rows('D07', { limit: 5 }), .datasets");
+  next('npx lender sandbox', 'the sandbox on its own, for curl or your own scripts');
   const books = notebooks();
   if (books.length > 0) {
-    lines.push(`  notebooks                 ${books[0]}${books.length > 1 ? ` and ${books.length - 1} more` : ''} (Jupyter with the tslab kernel)`);
+    next('notebooks', `${books[0]}${books.length > 1 ? ` and ${books.length - 1} more` : ''} (Jupyter with the tslab kernel)`);
   }
   return lines.join('\n') + '\n';
 }

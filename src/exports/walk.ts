@@ -1,11 +1,27 @@
 // Walking one window page by page to `nextCursor === null`, halving it on a 504 while it is
 // longer than the minimum span. The only I/O is ServiceApi.fetchPage.
 import type { ServiceApi } from '../client/api.ts';
-import { GatewayTimeoutError } from '../client/errors.ts';
+import { GatewayTimeoutError, ProtocolError } from '../client/errors.ts';
 import type { DatasetRef, ExportPageBody, ExportRow } from '../client/types.ts';
 import { WindowTimeoutError } from './errors.ts';
-import { advanceLast, applyFilters, boundaryFilter, type DeliveredFilter, type ValueMark } from './highwater.ts';
-import { remainderOf, splitWindow, type SplitContext, type Window } from './windows.ts';
+import {
+  advanceLast, applyFilters, boundaryFilter, compareCursorValues, cursorValueOf, rowKey,
+  type DeliveredFilter, type RowKey, type ValueMark,
+} from './highwater.ts';
+import { describeWindow, remainderOf, splitWindow, type SplitContext, type Window } from './windows.ts';
+
+/**
+ * Safety bound against a server whose cursor never ends (issue 9): this many pages in a row that
+ * carry rows but none beyond the last delivered (cursor value, id) position fail the walk. A
+ * correct server never sends such a page (rows are strictly ordered, none repeated), so any
+ * bound is safe; 50 is generous for a server that repeats a page now and then. Empty pages
+ * neither count nor reset it: via datasets legitimately send long runs of them.
+ */
+export const MAX_STALLED_PAGES = 50;
+/** The cursors seen since the walk last advanced are kept to spot a cycle (A -> B -> A), up to
+ * this many; a run of fresh empty-page cursors longer than this starts the memory afresh, so a
+ * cycle that long goes unnoticed (the caller's signal still stops it) but memory stays bounded. */
+export const MAX_REMEMBERED_CURSORS = 10_000;
 
 export interface WalkContext {
   api: ServiceApi;
@@ -20,6 +36,8 @@ export interface WalkContext {
   /** Filters of the whole load (inclusive-since boundary, lookback memory). */
   loadFilters: readonly (DeliveredFilter | null)[];
   signal: AbortSignal;
+  /** The identity of a row at a cursor value (see highwater.ts identityFor). Default rowKey. */
+  rowKey?: RowKey;
   onSplit(event: SplitEvent): void;
   onTotal(event: TotalEvent): void;
 }
@@ -58,8 +76,13 @@ export async function* walkWindow(
   /** Rows of this window that an earlier, wider read delivered already. */
   skip: ValueMark | null = null,
 ): AsyncGenerator<WalkedPage> {
-  const filters = [...ctx.loadFilters, boundaryFilter(skip)];
+  const key = ctx.rowKey ?? rowKey;
+  const filters = [...ctx.loadFilters, boundaryFilter(skip, key)];
   let askTotal = ctx.includeTotal && cursor === null;
+  // Loop guard state: cursors answered since the walk last moved forward, and how many pages
+  // with rows in a row did not move it.
+  let cursorsSinceAdvance = new Set<string>();
+  let stalled = 0;
   for (;;) {
     const parts = splitWindow(window, ctx.split);
     let body: ExportPageBody;
@@ -108,11 +131,58 @@ export async function* walkWindow(
       });
     }
     askTotal = false;
+    const next = body.pagination.nextCursor;
+    const advanced = movesPast(last, body.rows, ctx.cursorField, ctx.split.sort, key);
+    if (advanced) {
+      stalled = 0;
+      cursorsSinceAdvance = new Set();
+    } else if (body.rows.length > 0) {
+      stalled += 1;
+    }
+    if (next !== null) {
+      // Passing the same cursor returns the same page (SPEC pagination rule 2): a cursor equal to
+      // the one just sent, or one already answered since the last new row, can only loop.
+      if (next === cursor || cursorsSinceAdvance.has(next)) {
+        throw new ProtocolError(
+          `The service sent ${ctx.dataset} in the window ${describeWindow(window)} a nextCursor it had already sent, so the walk would never end; stopped.`,
+        );
+      }
+      if (stalled >= MAX_STALLED_PAGES) {
+        throw new ProtocolError(
+          `The service sent ${ctx.dataset} in the window ${describeWindow(window)} ${stalled} pages in a row with no row past the last one delivered, so the walk would never end; stopped.`,
+        );
+      }
+      if (cursorsSinceAdvance.size >= MAX_REMEMBERED_CURSORS) cursorsSinceAdvance = new Set();
+      cursorsSinceAdvance.add(next);
+    }
     const rows = applyFilters(body.rows, filters, ctx.cursorField);
-    last = advanceLast(last, body.rows, ctx.cursorField);
+    last = advanceLast(last, body.rows, ctx.cursorField, key);
     yield { window, body, rows, last };
     // The only end of a window: short and empty pages are followed.
-    if (body.pagination.nextCursor === null) return;
-    cursor = body.pagination.nextCursor;
+    if (next === null) return;
+    cursor = next;
   }
+}
+
+/**
+ * Whether a page carries a row beyond `last` in delivery order: a later cursor value, or the same
+ * value with an id not delivered at it yet. Rows without a cursor value cannot be placed, so they
+ * do not count as progress (the service orders and windows by that value; it is never null).
+ */
+export function movesPast(
+  last: ValueMark | null, rows: readonly ExportRow[], field: string, sort: 'asc' | 'desc', key: RowKey = rowKey,
+): boolean {
+  let ids: Set<string> | undefined;
+  for (const row of rows) {
+    const v = cursorValueOf(row, field);
+    if (v === null) continue;
+    if (last === null) return true;
+    const cmp = compareCursorValues(v, last.value);
+    if (sort === 'asc' ? cmp > 0 : cmp < 0) return true;
+    if (cmp === 0) {
+      ids ??= new Set(last.ids);
+      if (!ids.has(key(row))) return true;
+    }
+  }
+  return false;
 }
