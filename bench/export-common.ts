@@ -37,14 +37,18 @@ export async function serveSandbox(args: string[]): Promise<ServedSandbox> {
 
 /** A text sink that counts bytes; with delayEvery it yields to the event loop for delayMs every
  * so many writes, standing in for a slow disk or network. */
-export function countingSink(delayEvery = 0, delayMs = 0): Writable & { bytes: number } {
+export function countingSink(delayEvery = 0, delayMs = 0, msPerMB = 0): Writable & { bytes: number } {
   let writes = 0;
   const sink = new Writable({
     highWaterMark: 64 * 1024,
     write(chunk: Buffer, _enc, callback) {
       sink.bytes += chunk.length;
       writes += 1;
-      if (delayEvery > 0 && writes % delayEvery === 0) setTimeout(callback, delayMs);
+      // msPerMB models a consumer whose work grows with what it is given (a database upsert, say):
+      // the same bytes cost the same time whichever way they arrive.
+      const work = (chunk.length / 1_048_576) * msPerMB;
+      if (delayEvery > 0 && writes % delayEvery === 0) setTimeout(callback, delayMs + work);
+      else if (work > 0) setTimeout(callback, work);
       else callback();
     },
   }) as Writable & { bytes: number };

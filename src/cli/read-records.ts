@@ -28,6 +28,10 @@ export const RECORD_OPTIONS_HELP = `Input:
 Sending:
   --batch-size N        records per request, 1..10000 (default 500)
   --concurrency N       requests in flight, 1..32 (default 2)
+  --max-attempts N      attempts per request of records, counting the first, 1..20 (default 5,
+                        the client's); a 5xx, 504 or dropped connection is retried with backoff
+                        until then, and the request's records are then rejected as failed.
+                        Raise it on unreliable links; 1 turns retries off
 Output:
   --rejects FILE        write every rejected record there as NDJSON:
                         {"index","line"|"element","reason","errors","record"}
@@ -51,6 +55,7 @@ const OPTIONS = {
   format: { type: 'string' },
   'batch-size': { type: 'string' },
   concurrency: { type: 'string' },
+  'max-attempts': { type: 'string' },
   rejects: { type: 'string' },
   strict: { type: 'boolean' },
   progress: { type: 'boolean' },
@@ -101,6 +106,9 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
   const sourceOpts: ReadRecordsOptions = format === undefined ? {} : { format };
   const batchSize = integerFlag(values['batch-size'], '--batch-size', { max: 10_000 });
   const concurrency = integerFlag(values.concurrency, '--concurrency', { max: 32 });
+  // At most 20: with the client's backoff (doubling from 200 ms, capped at 10 s) twenty attempts
+  // already reach its 60 s bound on the time spent retrying one request, so more would do nothing.
+  const maxAttempts = integerFlag(values['max-attempts'], '--max-attempts', { max: 20 });
   const file = positionals[0] ?? '-';
   if (file !== '-') await checkReadable(file);
 
@@ -109,6 +117,8 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
     const writerOpts: RecordWriterOptions & { strict?: boolean } = { signal: io.signal };
     if (batchSize !== undefined) writerOpts.batchSize = batchSize;
     if (concurrency !== undefined) writerOpts.concurrency = concurrency;
+    // Only the attempt count: the backoff and elapsed-time bounds stay the client's.
+    if (maxAttempts !== undefined) writerOpts.retry = { attempts: maxAttempts };
     if (values.rejects !== undefined) writerOpts.rejects = values.rejects;
     if (values.strict === true) writerOpts.strict = true;
     const writer = spec.createWriter(connection.client, writerOpts);

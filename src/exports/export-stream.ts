@@ -9,7 +9,8 @@ import type { RefreshEvent, RetryEvent, ServiceApi } from '../client/api.ts';
 import { AbortError, ConfigError } from '../client/errors.ts';
 import type { DatasetRef, ExportRow, PageMeta, Pagination } from '../client/types.ts';
 import {
-  HighWaterTracker, boundaryFilter, pruneSeen, recordSeen, seenFilter, type ValueMark,
+  HighWaterTracker, boundaryFilter, identityFor, pruneSeen, recordSeen, rowKeyOf, seenFilter,
+  type RowIdentity, type RowKey, type ValueMark,
 } from './highwater.ts';
 import { lookbackMillis, remainingWindows, seenFloor, startLoad, type WindowTask } from './load-plan.ts';
 import type { DatasetState, LoadRecord, StateStore } from './state.ts';
@@ -46,6 +47,13 @@ export interface ExportOptions {
   /** Incremental loads re-read this span below the high-water mark; rows already delivered in
    * the same version (same id and cursor value) are dropped, late or changed ones delivered. */
   lookback?: string | DurationLikeObject;
+  /**
+   * How rows at the same cursor value are told apart by the boundary and lookback dedupe:
+   * 'key' (public_id, else id) or 'content' (that plus a digest of the row). Default: 'content'
+   * for datasets whose public_id is not unique per row (D16), 'key' otherwise. Changing it
+   * between runs of one state can deliver the boundary rows once more (never lose one).
+   */
+  rowIdentity?: RowIdentity;
   /** Windows this short are not split on a 504 (ms, ISO duration or object). Default 1 hour. */
   minSplitSpan?: number | string | DurationLikeObject;
   signal?: AbortSignal;
@@ -104,6 +112,8 @@ export interface ResolvedDataset {
   key: string;
   pathKind: 'direct' | 'via';
   cursorField: string;
+  /** Identity of the boundary/lookback dedupe (see highwater.ts identityFor). */
+  identity: RowIdentity;
 }
 
 /** The catalog's address of a dataset plus what the stream needs to plan windows. */
@@ -115,6 +125,7 @@ export function describeDataset(ref: DatasetRef): ResolvedDataset {
     key: typeof ref === 'string' ? code : `${section}/${code}`,
     pathKind: info?.pathKind ?? 'direct',
     cursorField: info?.cursorField ?? 'updated_at',
+    identity: identityFor(code),
   };
 }
 
@@ -166,6 +177,7 @@ export class ExportStream extends Readable {
   #tasksDone = false;
   #walk!: WalkContext;
   #hw!: HighWaterTracker;
+  #rowKey!: RowKey;
   #seen: Record<string, string> | null = null;
   #lookbackMs = 0;
   #pruneAt = 1000;
@@ -229,7 +241,10 @@ export class ExportStream extends Readable {
     });
     this.loadMode = start.mode;
     this.#load = structuredClone(start.load);
-    this.#hw = new HighWaterTracker(previous?.highWater ?? null);
+    const identity = opts.rowIdentity ?? this.dataset.identity;
+    if (identity !== 'key' && identity !== 'content') throw new ConfigError(`The rowIdentity must be key or content.`);
+    this.#rowKey = rowKeyOf(identity);
+    this.#hw = new HighWaterTracker(previous?.highWater ?? null, this.#rowKey);
     if (this.#lookbackMs > 0) this.#seen = { ...(previous?.seen ?? {}) };
     this.#tasks = remainingWindows(this.#load);
     this.#walk = {
@@ -241,7 +256,11 @@ export class ExportStream extends Readable {
       includeTotal: opts.includeTotal === true,
       split: { origin: this.#load.origin, end: this.#load.end, minSpanMs, sort: this.#load.sort },
       // The lookback memory is consulted only on incremental runs; the boundary set always.
-      loadFilters: [boundaryFilter(this.#load.skip), this.#load.kind === 'incremental' ? seenFilter(this.#seen) : null],
+      loadFilters: [
+        boundaryFilter(this.#load.skip, this.#rowKey),
+        this.#load.kind === 'incremental' ? seenFilter(this.#seen, this.#rowKey) : null,
+      ],
+      rowKey: this.#rowKey,
       signal: this.#controller.signal,
       onSplit: (event: SplitEvent) => {
         this.stats.splits += 1;
@@ -386,7 +405,7 @@ export class ExportStream extends Readable {
     const highWater = this.#hw.snapshot();
     if (this.#seen !== null && highWater !== null) {
       const floor = seenFloor(highWater.value, this.#lookbackMs);
-      recordSeen(this.#seen, page.rows, field, floor);
+      recordSeen(this.#seen, page.rows, field, floor, this.#rowKey);
       if (Object.keys(this.#seen).length > this.#pruneAt) {
         this.#seen = pruneSeen(this.#seen, floor);
         this.#pruneAt = Math.max(1000, 2 * Object.keys(this.#seen).length);

@@ -1,5 +1,6 @@
 // Cursor-value bookkeeping (pure): the high-water mark of a load, the last position inside a
 // window, and the boundary filters that keep an inclusive `since` from delivering a row twice.
+import { createHash } from 'node:crypto';
 import type { ExportRow } from '../client/types.ts';
 
 /** A cursor-field value and the ids of the rows delivered at exactly that value. */
@@ -15,6 +16,49 @@ export function rowKey(row: ExportRow): string {
   if (typeof key === 'number' || typeof key === 'bigint') return String(key);
   // No identifier at all: the row's content is the only thing that tells two rows apart.
   return JSON.stringify(row);
+}
+
+/** How rows are told apart at one cursor value (the boundary and lookback dedupe). */
+export type RowKey = (row: ExportRow) => string;
+
+/**
+ * Datasets whose public_id is not unique per row (SPEC.md: for D16 it "is the case/link
+ * identifier and may not be unique per deal row"). Two rows sharing it at the same cursor value
+ * are told apart by their content instead of being dropped as one.
+ */
+export const NON_UNIQUE_PUBLIC_ID: ReadonlySet<string> = new Set(['D16']);
+
+export type RowIdentity = 'key' | 'content';
+
+/** The identity a dataset's dedupe uses: rowKey, or rowKey plus a digest of the row. */
+export function identityFor(dataset: string): RowIdentity {
+  return NON_UNIQUE_PUBLIC_ID.has(dataset) ? 'content' : 'key';
+}
+
+export function rowKeyOf(identity: RowIdentity): RowKey {
+  return identity === 'content' ? contentRowKey : rowKey;
+}
+
+/**
+ * rowKey plus 16 hex digits (64 bits) of a SHA-1 of the row's canonical JSON (keys sorted at
+ * every depth): a row read again unchanged gets the same key and is dropped, a different row
+ * with the same public_id is not. Truncated so the ids kept in the state stay compact; a
+ * collision would need two distinct rows with the same public_id and cursor value anyway.
+ */
+export function contentRowKey(row: ExportRow): string {
+  const digest = createHash('sha1').update(canonicalJson(row)).digest('hex').slice(0, 16);
+  return `${rowKey(row)}#${digest}`;
+}
+
+/** JSON with object keys in sorted order, so the service may reorder fields freely. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(',')}]`;
+  const entries = Object.keys(value)
+    .sort()
+    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+  return `{${entries.join(',')}}`;
 }
 
 export function cursorValueOf(row: ExportRow, field: string): string | null {
@@ -39,10 +83,12 @@ export function compareCursorValues(a: string, b: string): number {
 export class HighWaterTracker {
   #value: string | null;
   #ids: Set<string>;
+  readonly #key: RowKey;
 
-  constructor(start: ValueMark | null = null) {
+  constructor(start: ValueMark | null = null, key: RowKey = rowKey) {
     this.#value = start?.value ?? null;
     this.#ids = new Set(start?.ids ?? []);
+    this.#key = key;
   }
 
   observe(rows: readonly ExportRow[], field: string): void {
@@ -61,7 +107,7 @@ export class HighWaterTracker {
       this.#ids = new Set();
     }
     // compareCursorValues is 0 only for identical strings, so identity is the same test.
-    for (const row of rows) if (cursorValueOf(row, field) === top) this.#ids.add(rowKey(row));
+    for (const row of rows) if (cursorValueOf(row, field) === top) this.#ids.add(this.#key(row));
   }
 
   snapshot(): ValueMark | null {
@@ -73,7 +119,7 @@ export class HighWaterTracker {
  * The last value in delivery order inside one window, with the ids delivered at it; what is
  * needed to re-read the rest of a window as a narrower one after a mid-window 504.
  */
-export function advanceLast(last: ValueMark | null, rows: readonly ExportRow[], field: string): ValueMark | null {
+export function advanceLast(last: ValueMark | null, rows: readonly ExportRow[], field: string, key: RowKey = rowKey): ValueMark | null {
   let end = rows.length - 1;
   while (end >= 0 && cursorValueOf(rows[end]!, field) === null) end -= 1;
   if (end < 0) return last;
@@ -83,7 +129,7 @@ export function advanceLast(last: ValueMark | null, rows: readonly ExportRow[], 
     const v = cursorValueOf(rows[i]!, field);
     if (v === null) continue;
     if (compareCursorValues(v, value) !== 0) break;
-    ids.add(rowKey(rows[i]!));
+    ids.add(key(rows[i]!));
   }
   return { value, ids: [...ids] };
 }
@@ -92,21 +138,23 @@ export function advanceLast(last: ValueMark | null, rows: readonly ExportRow[], 
 export type DeliveredFilter = (row: ExportRow, field: string) => boolean;
 
 /** Drops rows at exactly mark.value whose id is in mark.ids (the inclusive-since boundary). */
-export function boundaryFilter(mark: ValueMark | null): DeliveredFilter | null {
+export function boundaryFilter(mark: ValueMark | null, key: RowKey = rowKey): DeliveredFilter | null {
   if (mark === null || mark.ids.length === 0) return null;
   const ids = new Set(mark.ids);
   return (row, field) => {
     const v = cursorValueOf(row, field);
-    return v !== null && compareCursorValues(v, mark.value) === 0 && ids.has(rowKey(row));
+    return v !== null && compareCursorValues(v, mark.value) === 0 && ids.has(key(row));
   };
 }
 
 /** Drops rows whose id was delivered before at the same cursor value (lookback dedupe). */
-export function seenFilter(seen: Readonly<Record<string, string>> | null): DeliveredFilter | null {
+export function seenFilter(seen: Readonly<Record<string, string>> | null, key: RowKey = rowKey): DeliveredFilter | null {
   if (seen === null) return null;
   return (row, field) => {
     const v = cursorValueOf(row, field);
-    const before = seen[rowKey(row)];
+    const id = key(row);
+    // Own properties only: an id such as "constructor" must not find Object.prototype's.
+    const before = Object.hasOwn(seen, id) ? seen[id] : undefined;
     return v !== null && before !== undefined && compareCursorValues(before, v) === 0;
   };
 }
@@ -121,10 +169,12 @@ export function applyFilters(rows: ExportRow[], filters: readonly (DeliveredFilt
  * Lookback memory: id -> cursor value of rows delivered at or after `floor`, so a re-read of the
  * lookback span can tell a row already delivered in this version from a late or changed one.
  */
-export function recordSeen(seen: Record<string, string>, rows: readonly ExportRow[], field: string, floor: string): void {
+export function recordSeen(
+  seen: Record<string, string>, rows: readonly ExportRow[], field: string, floor: string, key: RowKey = rowKey,
+): void {
   for (const row of rows) {
     const v = cursorValueOf(row, field);
-    if (v !== null && compareCursorValues(v, floor) >= 0) seen[rowKey(row)] = v;
+    if (v !== null && compareCursorValues(v, floor) >= 0) seen[key(row)] = v;
   }
 }
 

@@ -1,6 +1,6 @@
 // Load state of each dataset and the stores that keep it. A store maps a key (the dataset code,
 // or "S1/D03" when addressed by section) to the JSON document below.
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ConfigError } from '../client/errors.ts';
 import type { ValueMark } from './highwater.ts';
@@ -82,6 +82,7 @@ export function fileState(path: string): StateStore & { readonly path: string } 
 
   const read = (): Promise<StateFile> => {
     cache ??= (async () => {
+      await removeStaleTemps(path);
       let text: string;
       try {
         text = await readFile(path, 'utf8');
@@ -107,7 +108,7 @@ export function fileState(path: string): StateStore & { readonly path: string } 
   const write = async (file: StateFile): Promise<void> => {
     await mkdir(dirname(path), { recursive: true });
     counter += 1;
-    const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${counter}.tmp`);
+    const tmp = join(dirname(path), tempName(basename(path), process.pid, counter));
     const handle = await open(tmp, 'w');
     try {
       await handle.writeFile(JSON.stringify(file, null, 1));
@@ -145,4 +146,54 @@ export function fileState(path: string): StateStore & { readonly path: string } 
       return next;
     },
   };
+}
+
+/** `.<name>.<pid>.<n>.tmp`: the pid says which process may still be writing it. */
+function tempName(name: string, pid: number, n: number): string {
+  return `.${name}.${pid}.${n}.tmp`;
+}
+
+/** Whether a process with this id exists. EPERM means it does, under another user. */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+/**
+ * Removes the temporary files a process killed mid-save left next to the state file (the rename
+ * never happened, so they hold nothing the state file lacks). Only files of this state file whose
+ * writer is gone: a live process's file may be about to be renamed, and this process's own are
+ * written by another store on the same path. Two live processes sharing one state file is a bug
+ * of its own (each rewrites the other's datasets); this at least never deletes a file that one
+ * of them is writing. A dead writer's pid reused by a new process keeps its file until that one
+ * ends, which only costs disk. Failures here never fail the load: the litter is harmless.
+ */
+export async function removeStaleTemps(path: string, alive: (pid: number) => boolean = processAlive): Promise<string[]> {
+  const dir = dirname(path);
+  const prefix = `.${basename(path)}.`;
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
+    const match = /^(\d+)\.(\d+)\.tmp$/.exec(name.slice(prefix.length));
+    if (match === null) continue;
+    const pid = Number(match[1]);
+    if (pid === process.pid || !Number.isSafeInteger(pid) || pid <= 0 || alive(pid)) continue;
+    try {
+      await unlink(join(dir, name));
+      removed.push(name);
+    } catch {
+      // Gone already (another process cleaned it up) or not ours to remove: leave it.
+    }
+  }
+  return removed;
 }

@@ -49,9 +49,115 @@ describe('NDJSON source', () => {
     const long = `{"x":"${'y'.repeat(500)}"}`;
     const { items } = await collect(readNdjson(pieces(`${long}\n{"ok":1}\n`, 64), { maxLineLength: 100 }));
     assert.equal(items.length, 2);
-    assert.match((items[0] as MalformedRecord).message, /^line 1 is longer than 100 characters/);
+    assert.match((items[0] as MalformedRecord).message, /^line 1 is longer than 100 bytes/);
     assert.ok((items[0] as MalformedRecord).raw.length <= 201);
     assert.deepEqual(items[1]!.position, { line: 2 });
+  });
+
+  it('measures the line limit in bytes, the memory it bounds', async () => {
+    // 60 characters, 120 bytes: over a 100-byte limit although under 100 characters.
+    const { items } = await collect(readNdjson(pieces(`"${'é'.repeat(60)}"\n"${'e'.repeat(60)}"\n`, 7), { maxLineLength: 100 }));
+    assert.match((items[0] as MalformedRecord).message, /^line 1 is longer than 100 bytes/);
+    assert.deepEqual(values(items.slice(1)), ['e'.repeat(60)]);
+  });
+});
+
+/** A JSON record whose text holds `bad` bytes inside a string value. */
+function withBytes(prefix: string, bad: number[], suffix: string): Buffer {
+  return Buffer.concat([Buffer.from(prefix), Buffer.from(bad), Buffer.from(suffix)]);
+}
+
+async function* bytePieces(bytes: Buffer, size: number): AsyncGenerator<Buffer> {
+  for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
+}
+
+// Byte sequences TextDecoder's fatal mode refuses, each a different rule of UTF-8.
+const BAD_SEQUENCES: Record<string, number[]> = {
+  'a lone 0xff': [0xff],
+  'a lead byte without its continuation': [0xc3, 0x28],
+  'an encoded surrogate': [0xed, 0xa0, 0x80],
+  'an overlong slash': [0xc0, 0xaf],
+  'above U+10FFFF': [0xf4, 0x90, 0x80, 0x80],
+  'a stray continuation byte': [0x80],
+};
+
+describe('NDJSON source: strict UTF-8', () => {
+  for (const [name, bad] of Object.entries(BAD_SEQUENCES)) {
+    it(`rejects a line holding ${name} as malformed, with its line number, and reads on`, async () => {
+      const bytes = Buffer.concat([Buffer.from('{"a":"é"}\n'), withBytes('{"b":"x', bad, 'y"}\n'), Buffer.from('{"c":"ü"}\n')]);
+      for (const size of [1, 2, 3, 5, 4096]) {
+        const { items, error } = await collect(readNdjson(bytePieces(bytes, size)));
+        assert.equal(error, undefined);
+        assert.equal(items.length, 3, `chunks of ${size}`);
+        const bad2 = items[1] as MalformedRecord;
+        assert.ok(bad2 instanceof MalformedRecord, `chunks of ${size}: ${JSON.stringify(values(items))}`);
+        assert.equal(bad2.message, 'line 2 is not valid UTF-8');
+        assert.deepEqual(bad2.position, { line: 2 });
+        assert.match(bad2.raw, /^\{"b":"x/);
+        assert.deepEqual([values(items)[0], values(items)[2]], [{ a: 'é' }, { c: 'ü' }]);
+      }
+    });
+  }
+
+  it('rejects a last line cut inside a character', async () => {
+    const { items } = await collect(readNdjson(bytePieces(Buffer.concat([Buffer.from('{"a":1}\n"x'), Buffer.from([0xe2, 0x82])]), 3)));
+    assert.equal(items.length, 2);
+    assert.equal((items[1] as MalformedRecord).message, 'line 2 is not valid UTF-8');
+  });
+
+  it('keeps valid multi-byte text whole however it is chunked, U+FFFD written as such included', async () => {
+    const text = '{"a":"é€😀\uFFFD"}\n\uFEFF{"b":"\uFEFF"}\n';
+    for (const size of [1, 2, 3, 7]) {
+      const { items } = await collect(readNdjson(bytePieces(Buffer.from(text), size)));
+      assert.deepEqual(items.map((i) => i instanceof SourceRecord), [true, false], `chunks of ${size}`);
+      assert.deepEqual((items[0] as SourceRecord).value, { a: 'é€😀\uFFFD' });
+    }
+    // A BOM is dropped at the start of the file only; on line 2 it is bad JSON, not skipped.
+    const { items } = await collect(readNdjson(bytePieces(Buffer.from(`\uFEFF${text}`), 4)));
+    assert.deepEqual((items[0] as SourceRecord).value, { a: 'é€😀\uFFFD' });
+    assert.match((items[1] as MalformedRecord).message, /^line 2 is not valid JSON/);
+  });
+
+  it('says a UTF-16 file is UTF-16', async () => {
+    const { items } = await collect(readNdjson(bytePieces(Buffer.from('\uFEFF{"a":1}\n', 'utf16le'), 64)));
+    assert.match((items[0] as MalformedRecord).message, /^line 1 is not valid UTF-8 \(.*UTF-16/);
+  });
+});
+
+describe('JSON source: strict UTF-8', () => {
+  for (const [name, bad] of Object.entries(BAD_SEQUENCES)) {
+    it(`stops at ${name} with its position, after the elements before it`, async () => {
+      const bytes = withBytes('[{"a":"é"},\n {"b":"€', bad, '"}, {"c":3}]');
+      for (const size of [1, 2, 3, 5, 4096]) {
+        const { items, error } = await collect(readJson(bytePieces(bytes, size)));
+        assert.deepEqual(values(items), [{ a: 'é' }], `chunks of ${size}`);
+        assert.ok(error instanceof JsonSourceError, `chunks of ${size}: ${String(error)}`);
+        // Characters, not bytes: 'é' and '€' are one column each.
+        assert.deepEqual(error.position, { line: 2, column: 9, offset: 20 });
+        assert.equal(error.elementsRead, 1);
+        assert.equal(
+          error.message,
+          'the JSON document is not valid UTF-8 at line 2, column 9 (character 20); 1 element(s) were read before it, nothing after it',
+        );
+      }
+    });
+  }
+
+  it('stops at a character cut short by the end of the input', async () => {
+    const { items, error } = await collect(readJson(bytePieces(Buffer.concat([Buffer.from('[1,"'), Buffer.from([0xf0, 0x9f, 0x98])]), 2)));
+    assert.deepEqual(values(items), [1]);
+    assert.ok(error instanceof JsonSourceError);
+    assert.deepEqual(error.position, { line: 1, column: 5, offset: 4 });
+    assert.match(error.message, /not valid UTF-8/);
+  });
+
+  it('reads valid multi-byte text split anywhere', async () => {
+    const doc = '\uFEFF{"accounts":[{"a":"é€😀\uFFFD"},{"b":"\uFEFF"}]}';
+    for (const size of [1, 2, 3, 5]) {
+      const { items, error } = await collect(readJson(bytePieces(Buffer.from(doc), size)));
+      assert.equal(error, undefined);
+      assert.deepEqual(values(items), [{ a: 'é€😀\uFFFD' }, { b: '\uFEFF' }], `chunks of ${size}`);
+    }
   });
 });
 

@@ -108,3 +108,60 @@ export function makeRows(n: number, startMs = Date.parse('2025-01-01T00:00:00Z')
     updated_at: new Date(startMs + Math.floor(i / 3) * stepMs).toISOString(),
   }));
 }
+
+/** One scripted answer: rows and the nextCursor, for the request with this index and query. */
+export type Script = (request: number, query: PageQuery) => { rows: ExportRow[]; nextCursor: string | null };
+
+/**
+ * A ServiceApi whose pages come from a script, for servers no table can describe (a cursor that
+ * repeats, cycles or never ends). Refuses to answer past `maxRequests` so a looping client
+ * fails the test instead of hanging it.
+ */
+export class ScriptedApi extends EventEmitter implements ServiceApi {
+  readonly lenderPublicId = 'scripted';
+  readonly queries: PageQuery[] = [];
+  readonly #script: Script;
+  readonly #maxRequests: number;
+
+  constructor(script: Script, maxRequests = 5000) {
+    super();
+    this.#script = script;
+    this.#maxRequests = maxRequests;
+  }
+
+  override off(event: 'retry' | 'refresh', listener: (...args: never[]) => void): this {
+    return super.off(event, listener as (...args: unknown[]) => void);
+  }
+
+  async catalog(): Promise<Catalog> {
+    return { schemaVersion: 'v1', sections: [] };
+  }
+
+  async upsertAccounts(): Promise<never> {
+    throw new Error('not in the fake');
+  }
+
+  async updateStatus(): Promise<never> {
+    throw new Error('not in the fake');
+  }
+
+  async fetchPage(ref: DatasetRef, query: PageQuery, opts: RequestOptions = {}): Promise<ExportPageBody> {
+    const index = this.queries.length;
+    this.queries.push(query);
+    await new Promise((resolve) => setImmediate(resolve));
+    opts.signal?.throwIfAborted();
+    if (index >= this.#maxRequests) throw new Error(`the client sent more than ${this.#maxRequests} requests: a loop`);
+    const { rows, nextCursor } = this.#script(index, query);
+    const code = typeof ref === 'string' ? ref : ref.dataset;
+    return {
+      section: { code: 'S2', name: 'S' },
+      dataset: { code: code as 'D07', name: 'D' },
+      rows: rows.map((r) => ({ ...r })),
+      pagination: { limit: query.limit ?? 1000, returned: rows.length, nextCursor },
+      meta: {
+        schemaVersion: 'v1', cursorField: 'updated_at', sort: query.sort ?? 'asc',
+        since: query.since ?? null, until: query.until ?? null, tenantPathKind: 'direct', readFrom: 'primary',
+      },
+    };
+  }
+}

@@ -1,10 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, readdir, readFile, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../src/client/errors.ts';
-import { fileState, memoryState, type DatasetState } from '../../src/exports/state.ts';
+import { fileState, memoryState, processAlive, type DatasetState } from '../../src/exports/state.ts';
 
 const state = (value: string): DatasetState => ({ version: 1, dataset: 'D07', highWater: { value, ids: ['a'] }, load: null });
 
@@ -37,4 +39,45 @@ test('the memory store keeps a copy, not the caller object', async () => {
   await store.save('D07', s);
   s.highWater!.value = 'changed';
   assert.equal((await store.load('D07'))!.highWater!.value, '1');
+});
+
+/** The pid of a process that has ended (a child that exited), so certainly not running now. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+  await once(child, 'exit');
+  return child.pid!;
+}
+
+test('the first load removes temporary files that killed writers left, and only those', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'lender-state-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const path = join(dir, 'state.json');
+  await writeFile(path, JSON.stringify({ version: 1, datasets: { D07: state('1') } }));
+  const dead = await deadPid();
+  assert.equal(processAlive(dead), false);
+  // A live writer other than this process: the test runner's parent.
+  assert.equal(processAlive(process.ppid), true);
+  const stale = [`.state.json.${dead}.1.tmp`, `.state.json.${dead}.17.tmp`];
+  const kept = [
+    `.state.json.${process.ppid}.3.tmp`, // a live process may be about to rename it
+    `.state.json.${process.pid}.4.tmp`, // this process: another store on the same path
+    `.other.json.${dead}.1.tmp`, // another state file's
+    `.state.json.5.${dead}.1.tmp`, // the state file "state.json.5"'s
+    `.state.json.x.1.tmp`,
+    'notes.txt',
+  ];
+  for (const name of [...stale, ...kept]) await writeFile(join(dir, name), '{"version":1,"datas');
+  const store = fileState(path);
+  assert.deepEqual(await store.load('D07'), state('1'));
+  assert.deepEqual((await readdir(dir)).sort(), ['state.json', ...kept].sort());
+  // Saves still work and add no litter of their own.
+  await store.save('D07', state('2'));
+  assert.deepEqual((await readdir(dir)).sort(), ['state.json', ...kept].sort());
+  assert.deepEqual(await fileState(path).load('D07'), state('2'));
+});
+
+test('cleaning up does not need the folder to exist yet', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'lender-state-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  assert.equal(await fileState(join(dir, 'missing', 'state.json')).load('D07'), undefined);
 });

@@ -5,13 +5,16 @@
 // before it are yielded, then JsonSourceError says where it is (line, column, character offset)
 // and how many elements were read; nothing after it is. stream-json's parser does not give
 // positions, so its verifier runs over the same text a step ahead and supplies them.
+//
+// Bytes that are not UTF-8 end the document the same way, with their position: they are decoded
+// strictly (utf8.ts) instead of turning into U+FFFD, which would change a record silently.
 import { Readable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
 import { parser } from 'stream-json';
 import { pick } from 'stream-json/filters/pick.js';
 import { streamArray } from 'stream-json/streamers/stream-array.js';
 import { jsonVerifier } from 'stream-json/utils/verifier.js';
 import { SourceRecord } from '../source-record.ts';
+import { StrictUtf8Decoder } from './utf8.ts';
 
 export interface JsonErrorPosition {
   /** 1-based. */
@@ -44,43 +47,47 @@ function isVerifierFailure(error: unknown): error is VerifierFailure {
   return error instanceof Error && typeof (error as Partial<VerifierFailure>).offset === 'number';
 }
 
-/** Text of the document, checked by the verifier; stops just before a syntax error so the parser
- * yields every element before it, and records where the error was. */
+/** Text of the document, checked by the verifier; stops just before a syntax error or a byte
+ * that is not UTF-8 so the parser yields every element before it, and records where it was. */
 class VerifiedText {
   failure: VerifierFailure | undefined;
+  /** Where the first byte that is not UTF-8 is (the text before it was read). */
+  encodingFailure: JsonErrorPosition | undefined;
   offset = 0;
   line = 1;
   lineStart = 0;
 
   async *read(input: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
     const verify = jsonVerifier();
-    const decoder = new StringDecoder('utf8');
+    const decoder = new StrictUtf8Decoder();
     let first = true;
     for await (const chunk of input) {
-      let text = typeof chunk === 'string' ? chunk : decoder.write(chunk);
+      // Text chunks (a stream with an encoding set) were decoded by someone else already.
+      const decoded = typeof chunk === 'string' ? { text: chunk, invalid: false } : decoder.decode(chunk);
+      let text = decoded.text;
       if (first && text !== '') {
         text = text.replace(/^\uFEFF/, '');
         first = false;
       }
-      if (text === '') continue;
-      try {
-        verify(text);
-      } catch (error) {
-        if (!isVerifierFailure(error)) throw error;
-        this.failure = error;
-        const good = text.slice(0, Math.max(0, error.offset - this.offset));
-        if (good !== '') yield good;
+      if (text !== '') {
+        try {
+          verify(text);
+        } catch (error) {
+          if (!isVerifierFailure(error)) throw error;
+          this.failure = error;
+          const good = text.slice(0, Math.max(0, error.offset - this.offset));
+          if (good !== '') yield good;
+          return;
+        }
+        this.#advance(text);
+        yield text;
+      }
+      if (decoded.invalid) {
+        this.encodingFailure = this.endPosition();
         return;
       }
-      this.#advance(text);
-      yield text;
     }
-    const rest = decoder.end();
-    if (rest !== '') {
-      verify(rest);
-      this.#advance(rest);
-      yield rest;
-    }
+    if (decoder.end().invalid) this.encodingFailure = this.endPosition();
   }
 
   #advance(text: string): void {
@@ -162,7 +169,9 @@ export async function* readJson(input: AsyncIterable<Buffer | string>): AsyncGen
     for (const stream of [source, tokens, elements]) stream.destroy();
     picker?.destroy();
   }
-  if (parseError !== undefined || text.failure !== undefined) throw translate(parseError, text, read);
+  if (parseError !== undefined || text.failure !== undefined || text.encodingFailure !== undefined) {
+    throw translate(parseError, text, read);
+  }
   if (wrapped && !wrapperFound) {
     throw new JsonSourceError('the JSON object has no "accounts" array; expected [...] or {"accounts": [...]}', read);
   }
@@ -177,6 +186,14 @@ function translate(error: unknown, text: VerifiedText, elements: number): JsonSo
       `JSON syntax error at ${describe(position)}: ${reason}; ${elements} element(s) were read before it, nothing after it`,
       elements,
       position,
+    );
+  }
+  const badByte = text.encodingFailure;
+  if (badByte !== undefined) {
+    return new JsonSourceError(
+      `the JSON document is not valid UTF-8 at ${describe(badByte)}; ${elements} element(s) were read before it, nothing after it`,
+      elements,
+      badByte,
     );
   }
   const message = error instanceof Error ? error.message : String(error);
