@@ -34,6 +34,7 @@ export { AccountWriter, createAccountWriter, type AccountWriterOptions } from '.
 export { FlagWriter, createFlagWriter, setFlags, type SetFlagsResult } from './flags.ts';
 export { accountKind, statusUpdateKind, type RecordKind } from './record-kinds.ts';
 export { SourceRecord, MalformedRecord, type SourcePosition } from './source-record.ts';
+export { MAX_RECORD_DEPTH } from './nesting.ts';
 export { readRecords, type ReadRecordsOptions } from './sources/read-records.ts';
 export { readNdjson } from './sources/ndjson.ts';
 export { readJson, JsonSourceError, type JsonErrorPosition } from './sources/json.ts';

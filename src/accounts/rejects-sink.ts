@@ -13,7 +13,7 @@ import { previewValue } from './preview.ts';
 
 /** One rejects line: the reject with its record, or with a preview when the record cannot be
  * written as JSON. Never throws. */
-export function rejectLine(entry: { readonly record?: unknown }): string {
+export function rejectLine<E extends { readonly record?: unknown }>(entry: E): string {
   // Within the limit JSON.stringify's recursion is shallow; beyond it, do not even try (a
   // stack overflow is the failure this avoids, and it is slow to reach).
   try {

@@ -8,6 +8,9 @@
 // own "__proto__" key (zod drops those, JSON.stringify would not), and every field the schema knows
 // passes the same test the schema applies. Unknown fields pass through, as in the loose schema.
 // The property test in test/accounts/wire-check.test.ts holds this to the schema.
+//
+// It does not look inside additionalData or unknown fields, so it cannot see a record nested too
+// deeply to serialise: validateAccountForSend checks the depth (nesting.ts) before calling it.
 import { isIsoAlpha3 } from './countries.ts';
 import { isMoneyString, isServiceDate } from './schema-rules.ts';
 

@@ -6,11 +6,13 @@ import { resolveWindowing, toMillis, type WindowOption } from '../exports/window
 import { UsageError } from './command.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
+type Parsed<O extends Options, P extends boolean> =
+  ReturnType<typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: P }>>;
 
 /** Strict parseArgs: an unknown flag or a missing value is a usage error, not a stack trace. */
 export function parseCommandArgs<const O extends Options, const P extends boolean = false>(
   argv: string[], options: O, allowPositionals?: P,
-) {
+): Parsed<O, P> {
   try {
     return parseArgs({ args: argv, options, strict: true, allowPositionals: (allowPositionals ?? false) as P });
   } catch (error) {

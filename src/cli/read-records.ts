@@ -34,18 +34,22 @@ Sending:
                         Raise it on unreliable links; 1 turns retries off
 Output:
   --rejects FILE        write every rejected record there as NDJSON:
-                        {"index","line"|"element","reason","errors","record"}
+                        {"index","line"|"element","reason","errors","record"}; a record JSON
+                        cannot hold (nested too deeply, say) is "recordPreview", its first
+                        200 characters, instead of "record"
   --progress            progress on stderr even when it is not a terminal
 
 A summary JSON line goes to stdout: {"received","accepted","rejected","rejectedByReason",
 "batches","requests","retries","bytes"}, plus "sourceError" when the input could not be read to
 the end. Reasons: invalid (refused by validation, never sent), malformed (not a record: a line
-that is not JSON, a value that is not an object), server (named in the service's 400),
-failed (its request still failed after the retries).
+that is not JSON or not UTF-8, a value that is not an object), server (named in the service's
+400), failed (its request still failed after the retries). A record nested more than 64 levels
+deep is refused by validation.
 
-NDJSON: a bad line is rejected with its line number and reading goes on. JSON: the document is
-streamed, never loaded whole; a syntax error cannot be read past, so the records before it are
-sent, the error is reported with its line and column, and nothing after it is read (exit 1).
+Input must be UTF-8. NDJSON: a bad line (not JSON, not UTF-8) is rejected with its line number
+and reading goes on. JSON: the document is streamed, never loaded whole; a syntax error or a
+byte that is not UTF-8 cannot be read past, so the records before it are sent, the error is
+reported with its line and column, and nothing after it is read (exit 1).
 
 Exit codes: 0 every record accepted; 3 finished, some records rejected; 1 runtime failure
 (network, auth, server, unreadable input); 2 usage error.`;

@@ -14,9 +14,11 @@ import {
 } from './highwater.ts';
 import { lookbackMillis, remainingWindows, seenFloor, startLoad, type WindowTask } from './load-plan.ts';
 import type { DatasetState, LoadRecord, StateStore } from './state.ts';
-import { walkWindow, type SplitEvent, type TotalEvent, type WalkContext, type WalkedPage } from './walk.ts';
 import {
-  DEFAULT_MIN_SPLIT_MS, DEFAULT_ORIGIN, normalizeInstant, resolveWindowing, type Window, type WindowOption,
+  walkGrownWindow, walkWindow, type SplitEvent, type TotalEvent, type WalkContext, type WalkedPage,
+} from './walk.ts';
+import {
+  DEFAULT_MIN_SPLIT_MS, DEFAULT_ORIGIN, nextSpanUnits, normalizeInstant, resolveWindowing, type Window, type WindowOption,
 } from './windows.ts';
 import { Duration } from 'luxon';
 
@@ -145,6 +147,10 @@ function positiveInt(value: number | undefined, fallback: number, name: string, 
 interface Slot {
   task: WindowTask;
   index: number;
+  /** Span of the window in units of the windowing, as planned (1 unless grown). */
+  units: number;
+  /** Whether any page of the window had rows (before filters): decides the next window's span. */
+  sawRows: boolean;
   gen: AsyncGenerator<WalkedPage>;
   buffer: WalkedPage[];
   fetching: boolean;
@@ -173,7 +179,9 @@ export class ExportStream extends Readable {
   readonly #concurrency: number;
   readonly #controller = new AbortController();
   #load!: LoadRecord;
-  #tasks!: Iterator<WindowTask>;
+  #tasks!: Iterator<WindowTask, void, number | undefined>;
+  /** The window planned last, kept after it leaves #slots: the next span depends on it. */
+  #lastSlot: Slot | undefined;
   #tasksDone = false;
   #walk!: WalkContext;
   #hw!: HighWaterTracker;
@@ -255,6 +263,7 @@ export class ExportStream extends Readable {
       limit: opts.limit ?? 1000,
       includeTotal: opts.includeTotal === true,
       split: { origin: this.#load.origin, end: this.#load.end, minSpanMs, sort: this.#load.sort },
+      windowing: this.#load.windowing,
       // The lookback memory is consulted only on incremental runs; the boundary set always.
       loadFilters: [
         boundaryFilter(this.#load.skip, this.#rowKey),
@@ -363,16 +372,29 @@ export class ExportStream extends Readable {
   #pumpAll(): void {
     if (this.destroyed) return;
     while (this.#slots.length < this.#concurrency && !this.#tasksDone) {
-      const next = this.#tasks.next();
-      if (next.done) {
+      // The next window grows only when the one planned before it is known to be empty; with
+      // several windows in flight that is often not known yet, and it stays one unit.
+      const prev = this.#lastSlot;
+      const units = nextSpanUnits(
+        this.#load.windowing,
+        prev !== undefined && prev.done ? { units: prev.units, empty: !prev.sawRows } : null,
+      );
+      const next = this.#tasks.next(units);
+      if (next.done === true) {
         this.#tasksDone = true;
         break;
       }
       const task = next.value;
-      this.#slots.push({
-        task, index: this.#windowIndex++, buffer: [], fetching: false, done: false, failed: false, error: undefined, started: false,
-        gen: walkWindow(this.#walk, task.window, task.cursor, task.last),
-      });
+      // A window resumed part-way had rows before the crash; a fresh one planned wider than one
+      // unit is probed first (walkGrownWindow).
+      const grown = units > 1 && task.cursor === null && prev !== undefined;
+      const slot: Slot = {
+        task, index: this.#windowIndex++, units: grown ? units : 1, sawRows: task.cursor !== null,
+        buffer: [], fetching: false, done: false, failed: false, error: undefined, started: false,
+        gen: grown ? walkGrownWindow(this.#walk, task.window) : walkWindow(this.#walk, task.window, task.cursor, task.last),
+      };
+      this.#slots.push(slot);
+      this.#lastSlot = slot;
     }
     this.#slots.forEach((slot, i) => this.#pump(slot, i === 0));
   }
@@ -385,8 +407,12 @@ export class ExportStream extends Readable {
     slot.gen.next().then(
       (result) => {
         slot.fetching = false;
-        if (result.done) slot.done = true;
-        else slot.buffer.push(result.value);
+        if (result.done) {
+          slot.done = true;
+        } else {
+          if (result.value.body.rows.length > 0) slot.sawRows = true;
+          slot.buffer.push(result.value);
+        }
         this.#pumpAll();
         this.#notify();
       },

@@ -59,13 +59,17 @@ export interface WindowTask {
   last: ValueMark | null;
 }
 
-/** The windows left in a load, in delivery order, starting from its position. */
-export function* remainingWindows(load: LoadRecord): Generator<WindowTask> {
+/**
+ * The windows left in a load, in delivery order, starting from its position. The value passed to
+ * next() is the span in units of the window after the one just taken (see planWindows); the
+ * window a resumed load was part-way through, and the first one after it, are one unit.
+ */
+export function* remainingWindows(load: LoadRecord): Generator<WindowTask, void, number | undefined> {
   const pos: LoadPosition | null = load.position;
-  const plan = (since: string | null, until: string | null): Generator<Window> =>
-    planWindows({ since, until, end: load.end, windowing: load.windowing, sort: load.sort });
+  const plan = (since: string | null, until: string | null): Generator<WindowTask, void, number | undefined> =>
+    tasksOf(planWindows({ since, until, end: load.end, windowing: load.windowing, sort: load.sort }));
   if (pos === null) {
-    for (const window of plan(load.since, load.until)) yield { window, cursor: null, last: null };
+    yield* plan(load.since, load.until);
     return;
   }
   if (pos.cursor !== null) yield { window: pos.window, cursor: pos.cursor, last: pos.last };
@@ -73,11 +77,20 @@ export function* remainingWindows(load: LoadRecord): Generator<WindowTask> {
     // An open-topped window is always the last one.
     if (pos.window.until === null) return;
     if (load.until !== null && toMillis(pos.window.until) >= toMillis(load.until)) return;
-    for (const window of plan(pos.window.until, load.until)) yield { window, cursor: null, last: null };
+    yield* plan(pos.window.until, load.until);
   } else {
     if (pos.window.since === null) return;
     if (load.since !== null && toMillis(pos.window.since) <= toMillis(load.since)) return;
-    for (const window of plan(load.since, pos.window.since)) yield { window, cursor: null, last: null };
+    yield* plan(load.since, pos.window.since);
+  }
+}
+
+/** Windows as fresh tasks, passing the caller's span for the next window through to the plan. */
+function* tasksOf(windows: Generator<Window, void, number | undefined>): Generator<WindowTask, void, number | undefined> {
+  let next = windows.next();
+  while (next.done !== true) {
+    const units = yield { window: next.value, cursor: null, last: null };
+    next = windows.next(units);
   }
 }
 

@@ -8,7 +8,9 @@ import {
   advanceLast, applyFilters, boundaryFilter, compareCursorValues, cursorValueOf, rowKey,
   type DeliveredFilter, type RowKey, type ValueMark,
 } from './highwater.ts';
-import { describeWindow, remainderOf, splitWindow, type SplitContext, type Window } from './windows.ts';
+import {
+  describeWindow, regridWindow, remainderOf, splitWindow, type SplitContext, type Window, type Windowing,
+} from './windows.ts';
 
 /**
  * Safety bound against a server whose cursor never ends (issue 9): this many pages in a row that
@@ -33,6 +35,8 @@ export interface WalkContext {
   limit: number | undefined;
   includeTotal: boolean;
   split: SplitContext;
+  /** The load's windowing: the unit a grown window is read in when it holds rows. */
+  windowing: Windowing;
   /** Filters of the whole load (inclusive-since boundary, lookback memory). */
   loadFilters: readonly (DeliveredFilter | null)[];
   signal: AbortSignal;
@@ -66,6 +70,46 @@ export interface WalkedPage {
   rows: ExportRow[];
   /** Last value delivered in `window` after this page (for resuming after a 504 or a crash). */
   last: ValueMark | null;
+}
+
+/**
+ * A window that 'auto' grew over empty history (windows.ts nextSpanUnits). It is probed with a
+ * one-row page first, so a year that does hold rows is never walked (or timed out) as one
+ * window: empty (no row, nextCursor null), that page is the whole window; otherwise the window
+ * is read as one-unit windows from the probe row's month (regridWindow). A 504 on the probe
+ * reads it as one-unit windows too, each then split on a 504 as usual.
+ */
+export async function* walkGrownWindow(ctx: WalkContext, window: Window): AsyncGenerator<WalkedPage> {
+  let body: ExportPageBody;
+  try {
+    body = await ctx.api.fetchPage(
+      ctx.ref,
+      {
+        ...(window.since !== null && { since: window.since }),
+        ...(window.until !== null && { until: window.until }),
+        limit: 1,
+        sort: ctx.split.sort,
+      },
+      // The answer to a 504 here is smaller windows, not the same request again.
+      { signal: ctx.signal, retry: { retryGatewayTimeout: false } },
+    );
+  } catch (error) {
+    if (!(error instanceof GatewayTimeoutError)) throw error;
+    const into = regridWindow(window, null, ctx.windowing, ctx.split);
+    ctx.onSplit({ dataset: ctx.dataset, window, into, midWindow: false });
+    for (const part of into) yield* walkWindow(ctx, part, null, null);
+    return;
+  }
+  if (body.meta?.cursorField) ctx.cursorField = body.meta.cursorField;
+  if (body.rows.length === 0 && body.pagination.nextCursor === null) {
+    // Nothing in the window, which is what a count of it would say (no count query is spent).
+    if (ctx.includeTotal) ctx.onTotal({ dataset: ctx.dataset, window, total: 0, exact: true });
+    yield { window, body, rows: [], last: null };
+    return;
+  }
+  // The probe's row is not delivered: the first one-unit window reads it again, in order.
+  const first = body.rows.length > 0 ? cursorValueOf(body.rows[0]!, ctx.cursorField) : null;
+  for (const part of regridWindow(window, first, ctx.windowing, ctx.split)) yield* walkWindow(ctx, part, null, null);
 }
 
 export async function* walkWindow(

@@ -18,8 +18,12 @@ export type Windowing =
   | { kind: 'none' }
   /** One window from the load's start: what 'auto' means for direct datasets. */
   | { kind: 'single' }
-  /** Calendar units in UTC; weeks start on Monday (ISO). */
-  | { kind: 'calendar'; unit: 'month' | 'week' | 'day' }
+  /**
+   * Calendar units in UTC; weeks start on Monday (ISO). With `grow` (what 'auto' means for via
+   * datasets) a window after an entirely empty one spans twice as many months, up to
+   * MAX_GROWN_MONTHS, and one month again after a window with rows (see nextSpanUnits).
+   */
+  | { kind: 'calendar'; unit: 'month' | 'week' | 'day'; grow?: boolean }
   | { kind: 'duration'; iso: string };
 
 /** Before any data the service can hold; the sandbox's data starts 2025-01-01. */
@@ -29,7 +33,7 @@ export const DEFAULT_MIN_SPLIT_MS = 60 * 60 * 1000;
 
 export function resolveWindowing(option: WindowOption | undefined, pathKind: TenantPathKind): Windowing {
   if (option === undefined || option === 'auto') {
-    return pathKind === 'via' ? { kind: 'calendar', unit: 'month' } : { kind: 'single' };
+    return pathKind === 'via' ? { kind: 'calendar', unit: 'month', grow: true } : { kind: 'single' };
   }
   if (option === 'none') return { kind: 'none' };
   if (option === 'month' || option === 'week' || option === 'day') return { kind: 'calendar', unit: option };
@@ -73,12 +77,16 @@ export interface PlanInput {
  * Windows covering the load in delivery order (newest first for desc). Lazy, because a small
  * duration over years of history would otherwise allocate millions of windows up front.
  *
+ * The value passed to the generator's next() is the span of the next window in units of the
+ * windowing (1 when omitted, as for a plain for...of): a window of n months is the next n calendar
+ * months, so grown windows stay aligned and the windows still tile the span in any case.
+ *
  * When no `until` was given the last window is left open at the top instead of ending at `end`:
  * rows written during the load, or stamped by a server clock ahead of ours, are still read, and
  * an updated row is read in its latest version. `end` still fixes where the windows are cut, so
  * a resumed load plans the same windows.
  */
-export function* planWindows(input: PlanInput): Generator<Window> {
+export function* planWindows(input: PlanInput): Generator<Window, void, number | undefined> {
   const { windowing, sort } = input;
   if (windowing.kind === 'none') {
     yield { since: input.since, until: input.until };
@@ -97,43 +105,85 @@ export function* planWindows(input: PlanInput): Generator<Window> {
     return;
   }
   const forward = stepper(windowing);
+  let units = 1;
   if (sort === 'asc') {
     for (let cur = a; cur < b; ) {
-      const next = Math.min(forward.next(cur), b);
-      yield { since: isoOf(cur), until: next >= b && openTop ? null : isoOf(next) };
+      const next = Math.min(forward.next(cur, units), b);
+      units = spanUnits(yield { since: isoOf(cur), until: next >= b && openTop ? null : isoOf(next) });
       cur = next;
     }
   } else {
     let first = true;
     for (let cur = b; cur > a; ) {
-      const prev = Math.max(forward.previous(cur), a);
-      yield { since: isoOf(prev), until: first && openTop ? null : isoOf(cur) };
+      const prev = Math.max(forward.previous(cur, units), a);
+      units = spanUnits(yield { since: isoOf(prev), until: first && openTop ? null : isoOf(cur) });
       first = false;
       cur = prev;
     }
   }
 }
 
+function spanUnits(value: number | undefined): number {
+  return value !== undefined && Number.isSafeInteger(value) && value > 1 ? value : 1;
+}
+
+/** The longest window 'auto' grows to over empty history: a year of months. */
+export const MAX_GROWN_MONTHS = 12;
+
+/**
+ * Span (in units) of the window after `previous` (pure). Only growing month windows change: after
+ * a window that held no row at all the next one doubles, capped at a year; after a window with
+ * rows, or when the previous outcome is not known yet (windows read in parallel), one month.
+ */
+export function nextSpanUnits(windowing: Windowing, previous: { units: number; empty: boolean } | null): number {
+  if (windowing.kind !== 'calendar' || windowing.unit !== 'month' || windowing.grow !== true) return 1;
+  if (previous === null || !previous.empty) return 1;
+  return Math.min(Math.max(1, previous.units) * 2, MAX_GROWN_MONTHS);
+}
+
+/**
+ * The one-unit windows that read a grown window found to hold rows, in delivery order. A grown
+ * window is probed with one row first (walk.ts) so a year of data is never read as one window;
+ * `firstValue` is the probe row's cursor value: nothing lies before it (asc) or after it (desc)
+ * inside the window, so the windows start at its month. Without a usable value (no row, or one
+ * outside the window) the whole window is re-planned.
+ */
+export function regridWindow(w: Window, firstValue: string | null, windowing: Windowing, ctx: SplitContext): Window[] {
+  const unit: Windowing = windowing.kind === 'calendar' ? { kind: 'calendar', unit: windowing.unit } : windowing;
+  let since = w.since ?? ctx.origin;
+  let until = w.until;
+  const v = firstValue === null ? Number.NaN : DateTime.fromISO(firstValue, { zone: 'utc' }).toMillis();
+  const a = toMillis(since, 'since');
+  const b = until === null ? Infinity : toMillis(until, 'until');
+  if (Number.isFinite(v) && v >= a && v < b && unit.kind === 'calendar') {
+    const start = DateTime.fromMillis(v, { zone: 'utc' }).startOf(unit.unit);
+    if (ctx.sort === 'asc') since = isoOf(Math.max(a, start.toMillis()));
+    else until = isoOf(Math.min(b, start.plus({ [unit.unit]: 1 }).toMillis()));
+  }
+  return [...planWindows({ since, until, end: ctx.end, windowing: unit, sort: ctx.sort })];
+}
+
 interface Stepper {
-  /** The first window boundary strictly after t. */
-  next(t: number): number;
-  /** The last window boundary strictly before t. */
-  previous(t: number): number;
+  /** The n-th window boundary after t (n >= 1). */
+  next(t: number, n: number): number;
+  /** The n-th window boundary before t (n >= 1). */
+  previous(t: number, n: number): number;
 }
 
 function stepper(windowing: Extract<Windowing, { kind: 'calendar' | 'duration' }>): Stepper {
   if (windowing.kind === 'calendar') {
     const unit = windowing.unit;
     return {
-      next: (t) => DateTime.fromMillis(t, { zone: 'utc' }).startOf(unit).plus({ [unit]: 1 }).toMillis(),
-      previous: (t) => DateTime.fromMillis(t - 1, { zone: 'utc' }).startOf(unit).toMillis(),
+      next: (t, n) => DateTime.fromMillis(t, { zone: 'utc' }).startOf(unit).plus({ [unit]: n }).toMillis(),
+      previous: (t, n) => DateTime.fromMillis(t - 1, { zone: 'utc' }).startOf(unit).minus({ [unit]: n - 1 }).toMillis(),
     };
   }
   const duration = Duration.fromISO(windowing.iso);
+  const times = (n: number) => (n === 1 ? duration : duration.mapUnits((x) => x * n));
   return {
     // Calendar-aware arithmetic (P1M is a month, not 30 days), always making progress.
-    next: (t) => Math.max(t + 1, DateTime.fromMillis(t, { zone: 'utc' }).plus(duration).toMillis()),
-    previous: (t) => Math.min(t - 1, DateTime.fromMillis(t, { zone: 'utc' }).minus(duration).toMillis()),
+    next: (t, n) => Math.max(t + 1, DateTime.fromMillis(t, { zone: 'utc' }).plus(times(n)).toMillis()),
+    previous: (t, n) => Math.min(t - 1, DateTime.fromMillis(t, { zone: 'utc' }).minus(times(n)).toMillis()),
   };
 }
 

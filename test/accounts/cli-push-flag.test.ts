@@ -33,7 +33,7 @@ interface Run {
   stderr: string;
 }
 
-async function run(argv: string[], stdin = '', env: NodeJS.ProcessEnv | undefined = undefined): Promise<Run> {
+async function run(argv: string[], stdin: string | Buffer | Readable = '', env: NodeJS.ProcessEnv | undefined = undefined): Promise<Run> {
   const out = new PassThrough();
   const err = new PassThrough();
   let stdout = '';
@@ -44,7 +44,7 @@ async function run(argv: string[], stdin = '', env: NodeJS.ProcessEnv | undefine
   const io: CommandIo = {
     stdout: out,
     stderr: err,
-    stdin: Readable.from([Buffer.from(stdin)]),
+    stdin: stdin instanceof Readable ? stdin : Readable.from([Buffer.from(stdin)]),
     env: env ?? {
       LENDER_AUTH_URL: sandbox.authUrl,
       LENDER_SUBDOMAIN: 'demo',
@@ -143,6 +143,132 @@ describe('lender push', () => {
   });
 });
 
+describe('lender push: hostile input', () => {
+  it('rejects records nested too deeply, writes a preview line for each, and the summary adds up (exit 3)', async () => {
+    const rejects = join(dir, 'deep-rejects.ndjson');
+    const deepData = `${JSON.stringify(record('CLI-6', 'F2')).slice(0, -1)},"additionalData":${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}}`;
+    const text = [
+      JSON.stringify(record('CLI-6', 'F1')),
+      deepData,
+      `${'['.repeat(200_000)}${']'.repeat(200_000)}`,
+      JSON.stringify(record('CLI-6', 'F3')),
+    ].join('\n');
+    const { code, stdout, stderr } = await run(['push', '-', '--rejects', rejects], text);
+    assert.equal(stderr, '');
+    assert.equal(code, 3);
+    const summary = JSON.parse(stdout);
+    assert.deepEqual([summary.received, summary.accepted, summary.rejected, summary.rejectedByReason], [4, 2, 2, { invalid: 1, malformed: 1 }]);
+    const lines = (await readFile(rejects, 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(lines.map((l) => [l.line, l.reason, l.errors, typeof l.recordPreview, 'record' in l]), [
+      [2, 'invalid', ['record is nested too deeply (more than 64 levels)'], 'string', false],
+      [3, 'malformed', ['record is nested too deeply (more than 64 levels)'], 'string', false],
+    ]);
+    assert.match(lines[0].recordPreview, /^\{"status":1,"debtorCompanyId":"CLI-6".*"accountId":"F2"/);
+    assert.deepEqual((await rows('D03', 'CLI-6')).map((r) => r.account_id).sort(), ['F1', 'F3']);
+  });
+
+  it('rejects an NDJSON line that is not UTF-8 as malformed, with its line, and sends the rest (exit 3)', async () => {
+    const [head, tail] = JSON.stringify(record('CLI-7', 'G2', { firstName: '@@' })).split('@@') as [string, string];
+    const input = Buffer.concat([
+      Buffer.from(`${JSON.stringify(record('CLI-7', 'G1', { firstName: 'Zoë' }))}\n`),
+      Buffer.from(head), Buffer.from([0x41, 0xff, 0xfe, 0xc3, 0x28]), Buffer.from(`${tail}\n`),
+      Buffer.from(`${JSON.stringify(record('CLI-7', 'G3'))}\n`),
+    ]);
+    const rejects = join(dir, 'utf8-rejects.ndjson');
+    const { code, stdout } = await run(['push', '-', '--rejects', rejects], input);
+    assert.equal(code, 3);
+    assert.deepEqual(JSON.parse(stdout).rejectedByReason, { malformed: 1 });
+    const [reject] = (await readFile(rejects, 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual([reject.line, reject.reason, reject.errors], [2, 'malformed', ['line 2 is not valid UTF-8']]);
+    const subs = await rows('D03', 'CLI-7');
+    assert.deepEqual(subs.map((r) => r.account_id).sort(), ['G1', 'G3']);
+  });
+
+  it('stops a JSON document at a byte that is not UTF-8, says where, and sends what came before (exit 1)', async () => {
+    const input = Buffer.concat([
+      Buffer.from(`[\n${JSON.stringify(record('CLI-8', 'H1'))},\n{"status": 1, "firstName": "`),
+      Buffer.from([0xc0, 0xaf]),
+      Buffer.from(`"},\n${JSON.stringify(record('CLI-8', 'H3'))}\n]`),
+    ]);
+    const { code, stdout, stderr } = await run(['push', '-'], input);
+    assert.equal(code, 1);
+    const summary = JSON.parse(stdout);
+    assert.deepEqual([summary.received, summary.accepted], [1, 1]);
+    assert.deepEqual({ ...summary.sourceError, message: '' }, { message: '', line: 3, column: 29, offset: summary.sourceError.offset, elementsRead: 1 });
+    assert.match(summary.sourceError.message, /^the JSON document is not valid UTF-8 at line 3, column 29/);
+    assert.match(stderr, /^lender push: the JSON document is not valid UTF-8 at line 3/);
+    assert.deepEqual((await rows('D03', 'CLI-8')).map((r) => r.account_id), ['H1']);
+  });
+});
+
+describe('--max-attempts', () => {
+  /** stdin that turns the sandbox's faults on when the command first reads it: after login, so
+   * only the record requests meet them. */
+  function stdinWithFaults(text: string, faults: Record<string, number>): Readable {
+    let sent = false;
+    return new Readable({
+      read() {
+        if (sent) return;
+        sent = true;
+        sandbox.setFaults({ faults });
+        this.push(Buffer.from(text));
+        this.push(null);
+      },
+    });
+  }
+
+  async function pushUnderFaults(argv: string[], records: object[], command: 'push' | 'flag' = 'push') {
+    const before = sandbox.stats().faultsInjected;
+    try {
+      const result = await run([command, '-', '--batch-size', '2', ...argv], stdinWithFaults(records.map((r) => JSON.stringify(r)).join('\n'), { '500': 1 }));
+      return { ...result, summary: JSON.parse(result.stdout), faults: sandbox.stats().faultsInjected - before };
+    } finally {
+      sandbox.setFaults({ faults: {} });
+    }
+  }
+
+  it('1: each request is made once, and its records are rejected as failed', async () => {
+    const records = ['K1', 'K2', 'K3', 'K4', 'K5'].map((a) => record('CLI-9', a));
+    const { code, summary, faults } = await pushUnderFaults(['--max-attempts', '1'], records);
+    assert.equal(code, 3);
+    assert.deepEqual(
+      { ...summary, bytes: 0 },
+      { received: 5, accepted: 0, rejected: 5, rejectedByReason: { failed: 5 }, batches: 3, requests: 3, retries: 0, bytes: 0 },
+    );
+    assert.equal(faults, 3, 'one request per batch reached the service');
+  });
+
+  it('the default is the client\'s 5 attempts; another number is that many', async () => {
+    const records = [record('CLI-9', 'L1'), record('CLI-9', 'L2')];
+    const byDefault = await pushUnderFaults([], records);
+    assert.deepEqual([byDefault.code, byDefault.summary.rejectedByReason, byDefault.summary.requests, byDefault.summary.retries, byDefault.faults], [3, { failed: 2 }, 1, 4, 5]);
+    const three = await pushUnderFaults(['--max-attempts', '3'], records);
+    assert.deepEqual([three.summary.requests, three.summary.retries, three.faults], [1, 2, 3]);
+  });
+
+  it('lender flag takes it too', async () => {
+    const { code, summary, faults } = await pushUnderFaults(['--max-attempts', '1'], [{ status: 5, debtorCompanyId: 'CLI-9', accountId: 'K1' }], 'flag');
+    assert.equal(code, 3);
+    assert.deepEqual([summary.rejectedByReason, summary.retries, faults], [{ failed: 1 }, 0, 1]);
+  });
+
+  it('with the budget raised, a flaky service still accepts every record', async () => {
+    // Every other request fails at most: 500 at 0.5 with 20 attempts leaves a request failing
+    // throughout with odds of one in a million.
+    const records = Array.from({ length: 8 }, (_, i) => record('CLI-10', `M${i}`));
+    const before = sandbox.stats().faultsInjected;
+    try {
+      const { code, stdout } = await run(['push', '-', '--batch-size', '1', '--max-attempts', '20'], stdinWithFaults(records.map((r) => JSON.stringify(r)).join('\n'), { '500': 0.5 }));
+      const summary = JSON.parse(stdout);
+      assert.equal(code, 0);
+      assert.deepEqual([summary.accepted, summary.rejected], [8, 0]);
+      assert.equal(summary.retries, sandbox.stats().faultsInjected - before);
+    } finally {
+      sandbox.setFaults({ faults: {} });
+    }
+  });
+});
+
 describe('lender flag', () => {
   it('sets Do Not Contact from NDJSON, and rejects an unknown account with the service message', async () => {
     const file = join(dir, 'accounts-flag.ndjson');
@@ -170,6 +296,9 @@ describe('usage', () => {
     for (const argv of [
       ['push', '--format', 'xml'],
       ['push', '--batch-size', '0'],
+      ['push', '--max-attempts', '0'],
+      ['push', '--max-attempts', '21'],
+      ['flag', '--max-attempts', 'many'],
       ['push', 'a.ndjson', 'b.ndjson'],
       ['push', join(dir, 'missing.ndjson')],
       ['flag', '--strict'],
@@ -191,7 +320,7 @@ describe('usage', () => {
     for (const name of ['push', 'flag']) {
       const { code, stdout } = await run([name, '--help']);
       assert.equal(code, 0);
-      const options = ['--format', '--batch-size', '--concurrency', '--rejects', '--progress', '--sandbox', '--auth-url'];
+      const options = ['--format', '--batch-size', '--concurrency', '--max-attempts', '--rejects', '--progress', '--sandbox', '--auth-url'];
       for (const option of options) assert.ok(stdout.includes(option), `${name} --help mentions ${option}`);
       assert.equal(stdout.includes('--strict'), name === 'push');
       assert.match(stdout, /Exit codes: 0 .*; 3 .*; 1 /s);

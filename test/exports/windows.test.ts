@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../src/client/errors.ts';
 import {
-  planWindows, remainderOf, resolveWindowing, splitWindow, type PlanInput, type Window,
+  MAX_GROWN_MONTHS, nextSpanUnits, planWindows, regridWindow, remainderOf, resolveWindowing, splitWindow,
+  type PlanInput, type Window, type Windowing,
 } from '../../src/exports/windows.ts';
 
 const plan = (input: Partial<PlanInput>): Window[] => [...planWindows({
@@ -17,7 +18,8 @@ function assertTiles(windows: Window[], sort: 'asc' | 'desc'): void {
 }
 
 test('auto: calendar months for via datasets, one window for direct ones', () => {
-  assert.deepEqual(resolveWindowing('auto', 'via'), { kind: 'calendar', unit: 'month' });
+  assert.deepEqual(resolveWindowing('auto', 'via'), { kind: 'calendar', unit: 'month', grow: true });
+  assert.deepEqual(resolveWindowing('month', 'via'), { kind: 'calendar', unit: 'month' }, 'an explicit month never grows');
   assert.deepEqual(resolveWindowing(undefined, 'direct'), { kind: 'single' });
   assert.deepEqual(resolveWindowing('week', 'direct'), { kind: 'calendar', unit: 'week' });
   assert.deepEqual(resolveWindowing('P10D', 'direct'), { kind: 'duration', iso: 'P10D' });
@@ -96,4 +98,91 @@ test('the remainder of a window starts at the last delivered value (asc) or ends
   const w = { since: '2025-01-01T00:00:00.000Z', until: '2025-02-01T00:00:00.000Z' };
   assert.deepEqual(remainderOf(w, '2025-01-10T05:00:00.000Z', 'asc'), { since: '2025-01-10T05:00:00.000Z', until: w.until });
   assert.deepEqual(remainderOf(w, '2025-01-10T05:00:00.000Z', 'desc'), { since: w.since, until: '2025-01-10T05:00:00.001Z' });
+});
+
+/** Drives planWindows like the stream does: the span of each next window is passed to next(). */
+function planWithSpans(input: Partial<PlanInput>, spans: number[]): Window[] {
+  const gen = planWindows({
+    since: '2015-01-01T00:00:00.000Z', until: null, end: '2025-04-10T12:00:00.000Z',
+    windowing: { kind: 'calendar', unit: 'month', grow: true }, sort: 'asc', ...input,
+  });
+  const out: Window[] = [];
+  let next = gen.next();
+  for (let i = 0; next.done !== true; i += 1) {
+    out.push(next.value);
+    next = gen.next(spans[i]);
+  }
+  return out;
+}
+
+test('growth policy: doubles after an empty window up to a year, one month after rows or when unknown', () => {
+  const grow: Windowing = { kind: 'calendar', unit: 'month', grow: true };
+  let units = 1;
+  const seq: number[] = [];
+  for (let i = 0; i < 7; i += 1) seq.push((units = nextSpanUnits(grow, { units, empty: true })));
+  assert.deepEqual(seq, [2, 4, 8, 12, 12, 12, 12]);
+  assert.equal(MAX_GROWN_MONTHS, 12);
+  assert.equal(nextSpanUnits(grow, { units: 8, empty: false }), 1);
+  assert.equal(nextSpanUnits(grow, null), 1);
+  assert.equal(nextSpanUnits({ kind: 'calendar', unit: 'month' }, { units: 1, empty: true }), 1, 'explicit months never grow');
+  assert.equal(nextSpanUnits({ kind: 'duration', iso: 'P10D' }, { units: 1, empty: true }), 1);
+});
+
+test('grown spans stay month-aligned and still tile the load, both sorts, open top kept', () => {
+  const spans = [2, 4, 8, ...Array<number>(20).fill(12)];
+  const asc = planWithSpans({}, spans);
+  assert.deepEqual(asc.slice(0, 4), [
+    { since: '2015-01-01T00:00:00.000Z', until: '2015-02-01T00:00:00.000Z' },
+    { since: '2015-02-01T00:00:00.000Z', until: '2015-04-01T00:00:00.000Z' },
+    { since: '2015-04-01T00:00:00.000Z', until: '2015-08-01T00:00:00.000Z' },
+    { since: '2015-08-01T00:00:00.000Z', until: '2016-04-01T00:00:00.000Z' },
+  ]);
+  assertTiles(asc, 'asc');
+  assert.equal(asc[0]!.since, '2015-01-01T00:00:00.000Z');
+  assert.equal(asc.at(-1)!.until, null);
+  // Ten years and a quarter: 1 + 2 + 4 + 8 months, nine years, the open rest; not 124 months.
+  assert.equal(asc.length, 14);
+  for (const w of asc) assert.match(w.since!, /-01T00:00:00\.000Z$/);
+  const desc = planWithSpans({ sort: 'desc', since: '2024-01-01T00:00:00.000Z' }, [2, 4, 12]);
+  assert.deepEqual(desc.slice(0, 4), [
+    { since: '2025-04-01T00:00:00.000Z', until: null },
+    { since: '2025-02-01T00:00:00.000Z', until: '2025-04-01T00:00:00.000Z' },
+    { since: '2024-10-01T00:00:00.000Z', until: '2025-02-01T00:00:00.000Z' },
+    { since: '2024-01-01T00:00:00.000Z', until: '2024-10-01T00:00:00.000Z' },
+  ]);
+  assertTiles(desc, 'desc');
+  // Without spans (for...of) the plan is the plain month plan.
+  assert.deepEqual(planWithSpans({ since: '2025-01-15T00:00:00.000Z' }, []), plan({}));
+});
+
+test('a grown window with rows is re-read as months from the first row\'s month (asc) or to the last row\'s (desc)', () => {
+  const grow: Windowing = { kind: 'calendar', unit: 'month', grow: true };
+  const ctx = { origin: '2015-01-01T00:00:00.000Z', end: '2025-06-01T00:00:00.000Z', minSpanMs: 3_600_000, sort: 'asc' as const };
+  const w = { since: '2024-04-01T00:00:00.000Z', until: '2025-04-01T00:00:00.000Z' };
+  assert.deepEqual(regridWindow(w, '2025-01-20T10:00:00.000Z', grow, ctx), [
+    { since: '2025-01-01T00:00:00.000Z', until: '2025-02-01T00:00:00.000Z' },
+    { since: '2025-02-01T00:00:00.000Z', until: '2025-03-01T00:00:00.000Z' },
+    { since: '2025-03-01T00:00:00.000Z', until: '2025-04-01T00:00:00.000Z' },
+  ]);
+  const desc = regridWindow(w, '2024-06-03T00:00:00.000Z', grow, { ...ctx, sort: 'desc' });
+  assert.deepEqual(desc, [
+    { since: '2024-06-01T00:00:00.000Z', until: '2024-07-01T00:00:00.000Z' },
+    { since: '2024-05-01T00:00:00.000Z', until: '2024-06-01T00:00:00.000Z' },
+    { since: '2024-04-01T00:00:00.000Z', until: '2024-05-01T00:00:00.000Z' },
+  ]);
+  // No usable value (an inconclusive probe, a 504, a value outside the window): the whole window.
+  for (const v of [null, '2030-01-01T00:00:00.000Z', 'not a date']) {
+    const all = regridWindow(w, v, grow, ctx);
+    assert.equal(all.length, 12);
+    assert.equal(all[0]!.since, w.since);
+    assert.equal(all.at(-1)!.until, w.until);
+    assertTiles(all, 'asc');
+  }
+  // An open-topped grown window keeps its open tail.
+  const open = regridWindow({ since: '2025-01-01T00:00:00.000Z', until: null }, '2025-03-05T00:00:00.000Z', grow, ctx);
+  assert.deepEqual(open, [
+    { since: '2025-03-01T00:00:00.000Z', until: '2025-04-01T00:00:00.000Z' },
+    { since: '2025-04-01T00:00:00.000Z', until: '2025-05-01T00:00:00.000Z' },
+    { since: '2025-05-01T00:00:00.000Z', until: null },
+  ]);
 });
