@@ -9,4 +9,4 @@ export { WindowTimeoutError } from './errors.ts';
 export { toNdjson } from './ndjson.ts';
 export { DEFAULT_MIN_SPLIT_MS, DEFAULT_ORIGIN, planWindows, splitWindow, resolveWindowing, type Window, type WindowOption, type Windowing } from './windows.ts';
 export type { SplitEvent, TotalEvent } from './walk.ts';
-export type { ValueMark } from './highwater.ts';
+export type { RowIdentity, ValueMark } from './highwater.ts';
