@@ -4,11 +4,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import type { Command, CommandIo } from '../../src/cli/command.ts';
+import type { Command } from '../../src/cli/command.ts';
 import { main } from '../../src/cli/main.ts';
+import { memoryIo } from '../helpers/memory-io.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 const BIN = fileURLToPath(new URL('../../bin/lender.mjs', import.meta.url));
@@ -38,18 +38,10 @@ interface Run {
 }
 
 async function run(argv: string[]): Promise<Run> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const stdin = new PassThrough();
-  stdin.end();
-  const out = { stdout: '', stderr: '' };
-  stdout.on('data', (c: Buffer) => (out.stdout += c.toString()));
-  stderr.on('data', (c: Buffer) => (out.stderr += c.toString()));
   // No credentials anywhere, so nothing can log in even if a command got past its arguments.
-  const env: NodeJS.ProcessEnv = { LENDER_CREDENTIALS_FILE: '/nonexistent/lender-credentials.json', HOME: '/nonexistent' };
-  const io: CommandIo = { stdout, stderr, stdin, env, signal: new AbortController().signal };
+  const io = memoryIo({ LENDER_CREDENTIALS_FILE: '/nonexistent/lender-credentials.json', HOME: '/nonexistent' });
   const code = await main(argv, io);
-  return { code, ...out };
+  return { code, stdout: io.out(), stderr: io.err() };
 }
 
 /** Flags a help text lists as options: lines that start with a flag. */

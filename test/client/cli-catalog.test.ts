@@ -3,11 +3,10 @@ import assert from 'node:assert/strict';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import type { CommandIo } from '../../src/cli/command.ts';
 import { main } from '../../src/cli/main.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
+import { memoryIo } from '../helpers/memory-io.ts';
 
 interface Run {
   code: number;
@@ -16,14 +15,9 @@ interface Run {
 }
 
 async function run(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const chunks = { out: '', err: '' };
-  stdout.on('data', (c: Buffer) => (chunks.out += c.toString()));
-  stderr.on('data', (c: Buffer) => (chunks.err += c.toString()));
-  const io: CommandIo = { stdout, stderr, stdin: new PassThrough(), env, signal: new AbortController().signal };
+  const io = memoryIo(env);
   const code = await main(argv, io);
-  return { code, stdout: chunks.out, stderr: chunks.err };
+  return { code, stdout: io.out(), stderr: io.err() };
 }
 
 describe('lender catalog', () => {

@@ -17,8 +17,9 @@ import {
 } from '../helpers/resilience.ts';
 
 const KILLS = SOAK ? 24 : 8;
-const SCALE = SOAK ? 2000 : 300;
-// The load must outlast the kills: soak mode reads more via datasets, more slowly.
+const SCALE = SOAK ? 2000 : 600;
+// The load must outlast the kills (each killed run still moves it forward, and a run that finishes
+// before the last kill fails the test): soak mode reads more via datasets, more slowly.
 const LATENCY_MS = SOAK ? 40 : 25;
 const LIMIT = 50;
 const DATASETS = ['D07', 'D03', 'D01', 'D21', 'D26', 'D23', ...(SOAK ? ['D17', 'D18', 'D19', 'D22'] : [])];

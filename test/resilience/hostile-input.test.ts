@@ -6,17 +6,17 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough, Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { createAccountWriter } from '../../src/accounts/account-writer.ts';
 import { validateAccount, validateStatusUpdate, isServiceDate } from '../../src/accounts/schema.ts';
 import { main } from '../../src/cli/main.ts';
-import type { CommandIo } from '../../src/cli/command.ts';
 import { LenderClient } from '../../src/client/client.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 import { SOAK, SecretScan, isolatedEnv, runLender, runSeed, type RunResult } from '../helpers/resilience.ts';
+import { memoryIo } from '../helpers/memory-io.ts';
 
 const RUNS = SOAK ? 2000 : 300;
 const STACK = /\n\s+at .+(:\d+:\d+|\(native\))/;
@@ -50,17 +50,6 @@ const mutatedRecord = fc.tuple(
   return r;
 });
 
-function memoryIo(env: NodeJS.ProcessEnv, signal: AbortSignal): CommandIo & { out(): string; err(): string } {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const stdin = new PassThrough();
-  stdin.end();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d: Buffer) => (out += d));
-  stderr.on('data', (d: Buffer) => (err += d));
-  return { stdout, stderr, stdin, env, signal, out: () => out, err: () => err };
-}
 
 /** Runs `lender ...argv` in this process, bounded: a hang fails the test instead of the suite. */
 async function runMain(argv: string[], env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<{ code: number; out: string; err: string }> {

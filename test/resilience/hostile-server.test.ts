@@ -5,15 +5,14 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { main } from '../../src/cli/main.ts';
-import type { CommandIo } from '../../src/cli/command.ts';
 import { LenderClient } from '../../src/client/client.ts';
 import { LenderError } from '../../src/client/errors.ts';
 import { exportPages, exportRows } from '../../src/exports/index.ts';
 import { HOSTILE_ROW, startHostileServer, type HostileMode, type HostileServer } from '../helpers/hostile-server.ts';
 import { SecretScan, isolatedEnv } from '../helpers/resilience.ts';
+import { memoryIo } from '../helpers/memory-io.ts';
 
 const RETRY = { attempts: 3, baseDelayMs: 1, maxDelayMs: 5 };
 const BAD_ANSWERS: HostileMode[] = ['truncated-json', 'html-error', 'html-200', 'wrong-content-type', 'wrong-shape', 'json-null'];
@@ -21,17 +20,6 @@ const BAD_ANSWERS: HostileMode[] = ['truncated-json', 'html-error', 'html-200', 
 const LOOP_CAP = 1000;
 const STACK = /\n\s+at .+:\d+:\d+/;
 
-function memoryIo(env: NodeJS.ProcessEnv): CommandIo & { out(): string; err(): string } {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const stdin = new PassThrough();
-  stdin.end();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d: Buffer) => (out += d));
-  stderr.on('data', (d: Buffer) => (err += d));
-  return { stdout, stderr, stdin, env, signal: new AbortController().signal, out: () => out, err: () => err };
-}
 
 function assertClearError(error: unknown, what: string): LenderError {
   assert.ok(error instanceof LenderError, `${what}: ${String(error)} is not a LenderError`);

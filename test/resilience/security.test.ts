@@ -9,12 +9,10 @@ import { existsSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { inspect } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { DATASETS } from '../../src/catalog/datasets.ts';
 import { main } from '../../src/cli/main.ts';
-import type { CommandIo } from '../../src/cli/command.ts';
 import { LenderClient } from '../../src/client/client.ts';
 import { InsecureUrlError, LenderError } from '../../src/client/errors.ts';
 import { exportRows } from '../../src/exports/index.ts';
@@ -22,18 +20,8 @@ import { openSession } from '../../src/session.ts';
 import { startHostileServer, type HostileServer } from '../helpers/hostile-server.ts';
 import { startTestSandbox, type Session, type TestSandbox } from '../helpers/sandbox.ts';
 import { SecretScan, isolatedEnv, loginTokens, runLender, type RunResult } from '../helpers/resilience.ts';
+import { memoryIo } from '../helpers/memory-io.ts';
 
-function memoryIo(env: NodeJS.ProcessEnv): CommandIo & { out(): string; err(): string } {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const stdin = new PassThrough();
-  stdin.end();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d: Buffer) => (out += d));
-  stderr.on('data', (d: Buffer) => (err += d));
-  return { stdout, stderr, stdin, env, signal: new AbortController().signal, out: () => out, err: () => err };
-}
 
 /** A plain TCP server that counts connections: proof that nothing was even attempted. */
 async function connectionCounter(): Promise<{ port: number; connections: () => number; close(): Promise<void> }> {

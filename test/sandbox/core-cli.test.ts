@@ -7,10 +7,9 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { Agent } from 'undici';
-import { PassThrough } from 'node:stream';
 import { main } from '../../src/cli/main.ts';
-import type { CommandIo } from '../../src/cli/command.ts';
 import { requestJson } from '../helpers/sandbox.ts';
+import { memoryIo } from '../helpers/memory-io.ts';
 
 const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 
@@ -18,18 +17,6 @@ function lender(args: string[]): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-function memoryIo(): CommandIo & { out(): string; err(): string } {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d: Buffer) => (out += d));
-  stderr.on('data', (d: Buffer) => (err += d));
-  return {
-    stdout, stderr, stdin: new PassThrough(), env: {}, signal: new AbortController().signal,
-    out: () => out, err: () => err,
-  };
-}
 
 async function finish(child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> {
   let stdout = '';
