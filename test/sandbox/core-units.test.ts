@@ -18,7 +18,7 @@ describe('options', () => {
       { port: o.port, host: o.host, seed: o.seed, scale: o.scale, latencyMs: o.latencyMs, tokenTtlSeconds: o.tokenTtlSeconds,
         totalCap: o.totalCap, viaBudget: o.viaBudget, churnRate: o.churnRate, maxBodyBytes: o.maxBodyBytes, faults: o.faults },
       { port: 0, host: '127.0.0.1', seed: 42, scale: 1000, latencyMs: 0, tokenTtlSeconds: 900, totalCap: 100000,
-        viaBudget: 50000, churnRate: 0, maxBodyBytes: 10 * 1024 * 1024, faults: {} },
+        viaBudget: 10000, churnRate: 0, maxBodyBytes: 10 * 1024 * 1024, faults: {} },
     );
   });
 
