@@ -37,3 +37,13 @@ export { ProgressLine, formatProgress, type ProgressFigures } from './exports/pr
 
 // ---- account streams and flags
 export * from './accounts/index.ts';
+
+// ---- the embedded sandbox, where DESIGN.md's sketch imports it from. Loaded on the first call
+// (only types are imported here), so a pipeline importing the client still never loads the
+// service implementation or its certificate code; `lender-streams/sandbox` has the rest.
+import type { Sandbox, SandboxOptions } from './sandbox/index.ts';
+export type { Sandbox, SandboxCredentials, SandboxOptions } from './sandbox/index.ts';
+export async function startSandbox(options?: SandboxOptions): Promise<Sandbox> {
+  const sandbox = await import('./sandbox/index.ts');
+  return sandbox.startSandbox(options);
+}

@@ -10,7 +10,7 @@ import type { ServiceApi } from '../client/api.ts';
 import { JsonSourceError } from '../accounts/sources/json.ts';
 import { readRecords, type ReadRecordsOptions } from '../accounts/sources/read-records.ts';
 import type { MalformedRecord, SourceRecord } from '../accounts/source-record.ts';
-import type { RecordWriter, RecordWriterOptions, WriterSummary } from '../accounts/writer.ts';
+import type { RecordWriter, RecordWriterOptions, RejectEvent, WriterSummary } from '../accounts/writer.ts';
 import { EXIT, UsageError, type CommandIo } from './command.ts';
 import { CONNECTION_OPTIONS, connect } from './connect.ts';
 
@@ -20,6 +20,9 @@ export interface RecordCommandSpec {
   readonly strictOption: boolean;
   createWriter(api: ServiceApi, opts: RecordWriterOptions & { strict?: boolean }): RecordWriter<unknown>;
 }
+
+/** Rejects named on stderr when there is no --rejects file. */
+const SHOWN_REJECTS = 20;
 
 export const RECORD_OPTIONS_HELP = `Input:
   FILE | -              NDJSON or JSON file; - or nothing reads stdin
@@ -36,7 +39,8 @@ Output:
   --rejects FILE        write every rejected record there as NDJSON:
                         {"index","line"|"element","reason","errors","record"}; a record JSON
                         cannot hold (nested too deeply, say) is "recordPreview", its first
-                        200 characters, instead of "record"
+                        200 characters, instead of "record". Without it, the first
+                        ${SHOWN_REJECTS} rejects are named on stderr (position, reason, errors)
   --progress            progress on stderr even when it is not a terminal
 
 A summary JSON line goes to stdout: {"received","accepted","rejected","rejectedByReason",
@@ -131,6 +135,23 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
     const report = showProgress ? progressReporter(io, spec.name) : undefined;
     if (report !== undefined) writer.on('progress', (s: WriterSummary) => report(s));
 
+    // Without a rejects file the summary would count rejects whose reasons are nowhere to be
+    // seen (a flag for an unknown account, say): name the first few on stderr.
+    let unshown = 0;
+    if (values.rejects === undefined) {
+      const clear = (io.stderr as { isTTY?: boolean }).isTTY === true ? '\r\u001b[K' : '';
+      let shown = 0;
+      writer.on('reject', (r: RejectEvent) => {
+        if (shown === SHOWN_REJECTS) {
+          unshown += 1;
+          return;
+        }
+        shown += 1;
+        const where = r.line !== undefined ? `line ${r.line}` : r.element !== undefined ? `element ${r.element}` : `record ${r.index}`;
+        io.stderr.write(`${clear}lender ${spec.name}: ${where} rejected (${r.reason}): ${r.errors.join('; ')}\n`);
+      });
+    }
+
     const input = file === '-' ? io.stdin : createReadStream(file);
     let sourceError: SourceErrorReport | undefined;
     // A JSON syntax error ends the input, not the run: what was read before it is still sent.
@@ -157,6 +178,7 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
     if (sourceError !== undefined) out.sourceError = sourceError;
     if (stopped) out.stopped = true;
     io.stdout.write(`${JSON.stringify(out)}\n`);
+    if (unshown > 0) io.stderr.write(`lender ${spec.name}: ${unshown} more rejected records not shown; --rejects FILE keeps them all.\n`);
     if (sourceError !== undefined) io.stderr.write(`lender ${spec.name}: ${(sourceError as SourceErrorReport).message}\n`);
     if (stopped || sourceError !== undefined) return EXIT.failure;
     return summary.rejected > 0 ? EXIT.rejected : EXIT.ok;

@@ -2,6 +2,8 @@
 // trusted through the connector, certificate checks always on. Every failure leaves here as a
 // LenderError or an AbortError; undici's own errors never escape, because some carry request
 // headers (and so the bearer token).
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
 import { Agent } from 'undici';
 import { CertificateError, ConfigError, NetworkError, RequestTimeoutError } from './errors.ts';
 import { normalizeAuthUrl } from './config.ts';
@@ -9,7 +11,7 @@ import { abortErrorFrom } from './abort.ts';
 import { userAgent } from './version.ts';
 
 export interface TransportOptions {
-  /** Extra trusted CA certificate(s), PEM. Added to Node's defaults by the TLS connector. */
+  /** Extra trusted CA certificate(s), PEM, trusted besides Node's defaults (see trustedCas). */
   ca?: string | Buffer | undefined;
   /** Time allowed for one request, headers and body together. Default 30 s. */
   timeoutMs?: number;
@@ -66,7 +68,7 @@ export class Transport {
       // The overall timer below is the real limit; these only stop a socket idling forever.
       headersTimeout: this.#timeoutMs,
       bodyTimeout: this.#timeoutMs,
-      connect: options.ca === undefined ? {} : { ca: options.ca },
+      connect: options.ca === undefined ? {} : { ca: trustedCas(options.ca) },
     });
   }
 
@@ -125,6 +127,26 @@ export class Transport {
   async close(): Promise<void> {
     await this.#agent.close();
   }
+}
+
+/**
+ * The CAs to trust when the caller adds one. Node's `ca` option replaces the default trust store
+ * rather than adding to it, so on its own it would make every publicly certified host (and any CA
+ * of NODE_EXTRA_CA_CERTS, a corporate proxy's say) fail verification. The extra CA is trusted
+ * besides them, as DESIGN.md's "extra trusted CA" says.
+ */
+export function trustedCas(extra: string | Buffer, env: NodeJS.ProcessEnv = process.env): (string | Buffer)[] {
+  const cas: (string | Buffer)[] = [...rootCertificates];
+  const extraFile = env.NODE_EXTRA_CA_CERTS;
+  if (extraFile) {
+    try {
+      cas.push(readFileSync(extraFile, 'utf8'));
+    } catch {
+      // Node warned about an unreadable NODE_EXTRA_CA_CERTS at start and went on without it.
+    }
+  }
+  cas.push(extra);
+  return cas;
 }
 
 function serialise(value: unknown): string {

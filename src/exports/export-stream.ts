@@ -501,8 +501,20 @@ export class ExportStream extends Readable {
     if (store !== undefined) {
       this.#pendingSaves = [];
       const state = this.completedState;
-      this.#saving = this.#saving.then(() => store.save(this.stateKey, state));
-      await this.#saving;
+      if (this.readableLength === 0) {
+        this.#saving = this.#saving.then(() => store.save(this.stateKey, state));
+        await this.#saving;
+      } else {
+        // Rows of the last page are still in this stream's buffer (a for-await loop takes them one
+        // by one): the load is complete only once the consumer has had them all, which 'end'
+        // tells. A consumer that stops first leaves the last page's checkpoint, so the next run
+        // resumes there instead of starting after rows it never took. The save is called at once
+        // (not after the pending ones) so that a load started right after the loop finds it in
+        // the store; a failed save only means that resume, as the stream can no longer report it.
+        this.once('end', () => {
+          void new Promise<void>((resolve) => resolve(store.save(this.stateKey, state))).catch(() => undefined);
+        });
+      }
     }
     this.#detach();
     this.push(null);

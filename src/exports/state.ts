@@ -131,6 +131,8 @@ export function fileState(path: string): StateStore & { readonly path: string } 
   return {
     path,
     async load(key) {
+      // A save already asked for is part of the state: a load started right after it sees it.
+      await queue;
       const file = await read();
       const state = file.datasets[key];
       return state === undefined ? undefined : (structuredClone(state) as DatasetState);

@@ -60,9 +60,12 @@ export async function sync(
     const file = join(opts.out, `${resolved.code}.ndjson`);
     const stream = exportPages(api, ref, { ...opts, resume: (await store.load(key)) ?? null, stateKey: key });
     opts.onStream?.(stream);
-    const handle = await openForAppend(file);
+    // Opened at the first page: a dataset that fails before any (not available, say) leaves no
+    // empty file that looks like a load.
+    let handle: FileHandle | undefined;
     try {
       for await (const page of stream) {
+        handle ??= await openForAppend(file);
         if (page.rows.length > 0) {
           let text = '';
           for (const row of page.rows) text += JSON.stringify(row) + '\n';
@@ -71,9 +74,10 @@ export async function sync(
         }
         await store.save(key, page.checkpoint.state);
       }
+      handle ??= await openForAppend(file);
       if (stream.completedState !== null) await store.save(key, stream.completedState);
     } finally {
-      await handle.close();
+      await handle?.close();
     }
     summary[resolved.code] = {
       dataset: resolved.code, file, mode: stream.loadMode ?? 'initial',

@@ -291,6 +291,29 @@ describe('lender flag', () => {
   });
 });
 
+describe('rejects without --rejects', () => {
+  it('are named on stderr, so an exit 3 never comes without its reasons; stdout keeps only the summary', async () => {
+    const flags = [
+      { status: 6, debtorCompanyId: 'CLI-9', accountId: 'nope' },
+      { status: 7, debtorCompanyId: 'CLI-9', accountId: 'nope' },
+    ];
+    const { code, stdout, stderr } = await run(['flag'], flags.map((f) => JSON.stringify(f)).join('\n'));
+    assert.equal(code, 3);
+    assert.deepEqual(JSON.parse(stdout).rejectedByReason, { invalid: 1, server: 1 });
+    assert.equal(stdout.trimEnd().split('\n').length, 1);
+    assert.match(stderr, /^lender flag: line 1 rejected \(server\): account nope not found for debtor CLI-9$/m);
+    assert.match(stderr, /^lender flag: line 2 rejected \(invalid\): Invalid status value\. Accepted values: 5, 6$/m);
+  });
+
+  it('past the first 20, says how many more there are', async () => {
+    const lines = Array.from({ length: 25 }, () => JSON.stringify({ status: 1 })).join('\n');
+    const { code, stderr } = await run(['push', '-'], lines);
+    assert.equal(code, 3);
+    assert.equal(stderr.match(/ rejected \(invalid\): /g)?.length, 20);
+    assert.match(stderr, /5 more rejected records not shown; --rejects FILE keeps them all/);
+  });
+});
+
 describe('usage', () => {
   it('answers bad arguments with exit 2 and a pointer to --help', async () => {
     for (const argv of [

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { LenderClient } from '../../src/client/client.ts';
 import {
@@ -198,5 +199,43 @@ describe('responses that break the protocol', () => {
     assert.match(seen.ua ?? '', /^lender-streams\/\d+\.\d+\.\d+ node\/\d+/);
     assert.equal(seen.type, 'application/json');
     assert.deepEqual(JSON.parse(seen.body ?? ''), { accounts: [{ accountId: 'A-1' }] });
+  });
+});
+
+describe('an extra CA is trusted besides the defaults, not instead of them', () => {
+  it("with NODE_EXTRA_CA_CERTS trusting sandbox B, a client given sandbox A's CA still reaches B", async () => {
+    // Node reads NODE_EXTRA_CA_CERTS into its default trust store at start, so the check runs in a
+    // child process. Node's own `ca` option drops that store; an extra CA (DESIGN.md) must not.
+    const { startSandbox } = await import('../../src/sandbox/index.ts');
+    const a = await startSandbox({ scale: 10 });
+    const b = await startSandbox({ scale: 10 });
+    try {
+      const script = `
+        const { LenderClient } = await import(${JSON.stringify(new URL('../../src/client/client.ts', import.meta.url).href)});
+        const creds = JSON.parse(process.env.CREDS);
+        const client = await LenderClient.login({ ...creds, retry: { attempts: 1 } });
+        const catalog = await client.catalog();
+        await client.close();
+        process.stdout.write(catalog.schemaVersion);
+      `;
+      // Asynchronous: the sandboxes answer from this process's event loop.
+      const run = (extraCaFile: string | undefined, ca: string) => new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+        execFile(
+          process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script],
+          { encoding: 'utf8', env: { ...process.env, NODE_EXTRA_CA_CERTS: extraCaFile ?? '', CREDS: JSON.stringify({ ...b.credentials('demo'), ca }) } },
+          (error, stdout, stderr) => resolve({ status: error === null ? 0 : Number(error.code ?? 1), stdout, stderr }),
+        );
+      });
+      const trusted = await run(b.caFile, a.ca);
+      assert.equal(trusted.status, 0, trusted.stderr);
+      assert.equal(trusted.stdout, 'v1');
+      // Certificate checks are still on: without B in the default store, A's CA does not vouch for B.
+      const untrusted = await run(undefined, a.ca);
+      assert.notEqual(untrusted.status, 0);
+      assert.match(untrusted.stderr, /CertificateError|could not be verified/);
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
 });

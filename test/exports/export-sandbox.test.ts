@@ -6,7 +6,12 @@ import { DatasetUnavailableError } from '../../src/client/errors.ts';
 import type { DatasetRef, ExportRow } from '../../src/client/types.ts';
 import { exportPages, exportRows } from '../../src/exports/export-stream.ts';
 import { rowKey } from '../../src/exports/highwater.ts';
-import { memoryState } from '../../src/exports/state.ts';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileState, memoryState } from '../../src/exports/state.ts';
+import { sync } from '../../src/exports/sync.ts';
+import { existsSync } from 'node:fs';
 import type { SplitEvent } from '../../src/exports/walk.ts';
 import { drain, duplicateKeys, fixture, multiset, plainWalk, settle, type Fixture } from './helpers.ts';
 
@@ -201,5 +206,71 @@ describe('writes during a walk', () => {
       assert.deepEqual(delivered.get(rowKey(row)), row, `row ${rowKey(row)} arrives in its latest version`);
     }
     assert.ok(updatedMidWalk > 0, 'rows were updated during the walk');
+  });
+});
+
+describe('a consumer that stops before the last rows', () => {
+  let f: Fixture;
+  before(async () => { f = await fixture({ seed: 17, scale: 300 }); });
+  after(() => f.close());
+
+  test('rows still buffered in the stream at its end are not recorded as delivered', async () => {
+    // A for-await loop reads rows one by one from the stream's buffer; when the last page is in
+    // that buffer the stream has nothing more to fetch, but the consumer has not had those rows.
+    const expected = multiset(await plainWalk(f.client, 'D07'));
+    const state = memoryState();
+    const taken: ExportRow[] = [];
+    for await (const row of exportRows(f.client, 'D07', { state, limit: 100 })) {
+      taken.push(row as ExportRow);
+      if (taken.length === expected.length - 5) break;
+    }
+    await settle(5);
+    assert.notEqual((await state.load('D07'))?.load, null, 'the load is not recorded as complete');
+    const rest = await drain<ExportRow>(exportRows(f.client, 'D07', { state, limit: 100 }));
+    // Resuming may deliver rows of the last page again (at least once), but never skips one.
+    assert.deepEqual([...new Set(multiset([...taken, ...rest]))], expected);
+  });
+});
+
+describe('back-to-back loads on one file state', () => {
+  let f: Fixture;
+  let dir: string;
+  before(async () => {
+    f = await fixture({ seed: 18, scale: 300 });
+    dir = await mkdtemp(join(tmpdir(), 'lender-state-'));
+  });
+  after(async () => {
+    await f.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('the next load right after a for-await loop ends is incremental and delivers nothing new', async () => {
+    const state = fileState(join(dir, 'state.json'));
+    const first = await drain<ExportRow>(exportRows(f.client, 'D07', { state, limit: 100 }));
+    assert.deepEqual(multiset(first), multiset(await plainWalk(f.client, 'D07')));
+    const second = exportRows(f.client, 'D07', { state, limit: 100 });
+    assert.deepEqual(await drain(second), []);
+    assert.equal(second.loadMode, 'incremental');
+  });
+});
+
+describe('sync of a dataset that is not available', () => {
+  let f: Fixture;
+  let dir: string;
+  before(async () => {
+    f = await fixture({ seed: 19, scale: 50 });
+    dir = await mkdtemp(join(tmpdir(), 'lender-sync-off-'));
+  });
+  after(async () => {
+    await f.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('fails with the typed error and leaves no empty file that looks like a load', async () => {
+    await assert.rejects(sync(f.client, ['D04'], { out: dir }), DatasetUnavailableError);
+    assert.equal(existsSync(join(dir, 'D04.ndjson')), false);
+    const done = await sync(f.client, ['D07'], { out: dir });
+    assert.equal(done.D07!.rows, (await plainWalk(f.client, 'D07')).length);
+    assert.ok(existsSync(join(dir, 'D07.ndjson')));
   });
 });
