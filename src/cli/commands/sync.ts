@@ -27,7 +27,8 @@ not written twice). The state is saved after every page, once its rows are on di
 interrupted run (Ctrl-C, crash) is resumed by running the same command again, and at worst
 re-appends the rows of the one page that was not yet saved. Consumers upsert by public_id.
 
-Prints a JSON summary per dataset on stdout: {rows, pages, windows, splits, retries, mode, file}.
+Prints one JSON object on stdout: {out, state, datasets: {<code>: {dataset, file, mode, rows,
+pages, windows, splits, retries}}}.
 
 Options:
   --out DIR             folder of the NDJSON files (created if missing)
