@@ -1,5 +1,5 @@
 // Errors of the export streams that the client's typed errors do not already cover.
-import { GatewayTimeoutError, type LenderErrorDetails } from '../client/errors.ts';
+import { GatewayTimeoutError, LenderError, type LenderErrorDetails } from '../client/errors.ts';
 import type { Window } from './windows.ts';
 import { describeWindow } from './windows.ts';
 
@@ -16,5 +16,24 @@ export class WindowTimeoutError extends GatewayTimeoutError {
     );
     this.dataset = dataset;
     this.window = window;
+  }
+}
+
+/** Some datasets of a sync failed; the others were loaded (and their state saved) all the same. */
+export class SyncError<Summary = unknown> extends LenderError {
+  override name = 'SyncError';
+  /** The datasets that were loaded, as sync() would have returned them. */
+  readonly summary: Summary;
+  /** Each failed dataset code with its error. */
+  readonly failures: Readonly<Record<string, LenderError>>;
+  constructor(summary: Summary, failures: Record<string, LenderError>, attempted: number) {
+    const codes = Object.keys(failures);
+    super(
+      `${codes.length} of ${attempted} datasets failed to sync: ` +
+        codes.map((code) => `${code} (${failures[code]!.message})`).join('; ') +
+        '. The others were loaded; run the sync again to retry the failed ones.',
+    );
+    this.summary = summary;
+    this.failures = failures;
   }
 }

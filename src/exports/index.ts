@@ -5,7 +5,7 @@ export {
 } from './export-stream.ts';
 export { sync, availableDatasets, DEFAULT_STATE_FILE, type DatasetSyncSummary, type SyncOptions } from './sync.ts';
 export { fileState, memoryState, type DatasetState, type LoadPosition, type LoadRecord, type StateStore } from './state.ts';
-export { WindowTimeoutError } from './errors.ts';
+export { SyncError, WindowTimeoutError } from './errors.ts';
 export { toNdjson } from './ndjson.ts';
 export { DEFAULT_MIN_SPLIT_MS, DEFAULT_ORIGIN, planWindows, splitWindow, resolveWindowing, type Window, type WindowOption, type Windowing } from './windows.ts';
 export type { SplitEvent, TotalEvent } from './walk.ts';

@@ -4,7 +4,9 @@
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ServiceApi } from '../client/api.ts';
+import { LenderError } from '../client/errors.ts';
 import type { DatasetRef } from '../client/types.ts';
+import { SyncError } from './errors.ts';
 import { describeDataset, exportPages, type ExportOptions, type ExportStream } from './export-stream.ts';
 import { fileState, type StateStore } from './state.ts';
 
@@ -42,7 +44,10 @@ export async function availableDatasets(api: ServiceApi, signal?: AbortSignal): 
 
 /**
  * Loads each dataset in turn. Without a list, the catalog's available datasets. Returns a summary
- * per dataset code. An abort (signal) stops after the page being written, with its state saved.
+ * per dataset code. A dataset whose load fails with a service error (unavailable, retries
+ * exhausted) does not stop the others: once all were tried, a SyncError carries the summary of
+ * those loaded and the failures. An abort (signal) stops after the page being written, with its
+ * state saved.
  */
 export async function sync(
   api: ServiceApi,
@@ -53,6 +58,7 @@ export async function sync(
   const store = opts.state ?? fileState(join(opts.out, DEFAULT_STATE_FILE));
   const refs = datasets ?? (await availableDatasets(api, opts.signal));
   const summary: Record<string, DatasetSyncSummary> = {};
+  const failures: Record<string, LenderError> = {};
   for (const ref of refs) {
     const resolved = describeDataset(ref);
     // State is keyed by code whichever way the dataset was named, so the CLI and the catalog agree.
@@ -76,6 +82,11 @@ export async function sync(
       }
       handle ??= await openForAppend(file);
       if (stream.completedState !== null) await store.save(key, stream.completedState);
+    } catch (error) {
+      // Anything but a service error (a full disk, an abort, a bug) would fail every dataset alike.
+      if (opts.signal?.aborted === true || !(error instanceof LenderError)) throw error;
+      failures[resolved.code] = error;
+      continue;
     } finally {
       await handle?.close();
     }
@@ -84,6 +95,7 @@ export async function sync(
       ...stream.stats,
     };
   }
+  if (Object.keys(failures).length > 0) throw new SyncError(summary, failures, refs.length);
   return summary;
 }
 

@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileState, memoryState } from '../../src/exports/state.ts';
 import { sync } from '../../src/exports/sync.ts';
-import { existsSync } from 'node:fs';
+import { SyncError } from '../../src/exports/errors.ts';
+import { existsSync, readFileSync } from 'node:fs';
 import type { SplitEvent } from '../../src/exports/walk.ts';
 import { drain, duplicateKeys, fixture, multiset, plainWalk, settle, type Fixture } from './helpers.ts';
 
@@ -267,10 +268,24 @@ describe('sync of a dataset that is not available', () => {
   });
 
   test('fails with the typed error and leaves no empty file that looks like a load', async () => {
-    await assert.rejects(sync(f.client, ['D04'], { out: dir }), DatasetUnavailableError);
+    await assert.rejects(sync(f.client, ['D04'], { out: dir }), (e: unknown) =>
+      e instanceof SyncError && e.failures.D04 instanceof DatasetUnavailableError && Object.keys(e.failures).length === 1);
     assert.equal(existsSync(join(dir, 'D04.ndjson')), false);
     const done = await sync(f.client, ['D07'], { out: dir });
     assert.equal(done.D07!.rows, (await plainWalk(f.client, 'D07')).length);
     assert.ok(existsSync(join(dir, 'D07.ndjson')));
+  });
+
+  test('does not stop the datasets after it: they load, and the error carries their summary', async () => {
+    const out = join(dir, 'mixed');
+    const error = await sync(f.client, ['D04', 'D26'], { out }).then(() => undefined, (e: unknown) => e);
+    assert.ok(error instanceof SyncError, `expected a SyncError, got ${String(error)}`);
+    assert.ok(error.failures.D04 instanceof DatasetUnavailableError);
+    assert.match(error.message, /1 of 2 datasets failed to sync: D04 \(Dataset D04 is listed/);
+    const summary = error.summary as Record<string, { rows: number }>;
+    const expected = (await plainWalk(f.client, 'D26')).length;
+    assert.equal(summary.D26!.rows, expected);
+    assert.equal(readFileSync(join(out, 'D26.ndjson'), 'utf8').split('\n').filter(Boolean).length, expected);
+    assert.equal(existsSync(join(out, 'D04.ndjson')), false);
   });
 });

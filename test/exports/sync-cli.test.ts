@@ -12,6 +12,8 @@ import { createInterface } from 'node:readline';
 import { Agent, request } from 'undici';
 import { LenderClient } from '../../src/client/client.ts';
 import { plainWalk } from './helpers.ts';
+import { main } from '../../src/cli/main.ts';
+import { memoryIo } from '../helpers/memory-io.ts';
 
 const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 const CODES = ['D07', 'D23', 'D03'] as const;
@@ -184,4 +186,23 @@ test('Ctrl-C (SIGINT) stops cleanly with the state saved; the re-run completes',
   for (const code of CODES) assert.deepEqual([...new Set(files.get(code))].sort(), [...new Set(expected.get(code))].sort(), code);
   // A clean stop saves the page it wrote, so the re-run repeats nothing.
   assert.equal(await totalLines(out), total, `stopped at ${linesAtStop} lines`);
+});
+
+test('a dataset that fails does not stop the others: named on stderr and under "failed", exit 1', async () => {
+  const out = await mkdtemp(join(tmpdir(), 'lender-sync-failed-'));
+  try {
+    const io = memoryIo({ LENDER_CREDENTIALS_FILE: join(out, 'none.json') });
+    const code = await main(['sync', '--sandbox', '--out', out, '--datasets', 'D04,D26'], io);
+    assert.equal(code, 1, io.err());
+    const summary = JSON.parse(io.out().trim()) as { datasets: Record<string, { rows: number }>; failed: Record<string, string> };
+    assert.deepEqual(Object.keys(summary.failed), ['D04']);
+    assert.match(summary.failed.D04!, /D04 is listed in the catalog but not available/);
+    assert.match(io.err(), /lender sync: D04 failed: /);
+    const lines = (await readFile(join(out, 'D26.ndjson'), 'utf8')).split('\n').filter(Boolean);
+    assert.ok(lines.length > 0);
+    assert.equal(summary.datasets.D26!.rows, lines.length);
+    assert.equal(existsSync(join(out, 'D04.ndjson')), false);
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
 });

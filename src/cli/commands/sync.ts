@@ -7,6 +7,7 @@ import { datasetCodes, integerFlag, parseCommandArgs, windowFlag } from '../args
 import { ProgressLine } from '../../exports/progress.ts';
 import { fileState } from '../../exports/state.ts';
 import { DEFAULT_STATE_FILE, sync, type DatasetSyncSummary } from '../../exports/sync.ts';
+import { SyncError } from '../../exports/errors.ts';
 
 const OPTIONS = {
   ...CONNECTION_OPTIONS,
@@ -28,7 +29,9 @@ interrupted run (Ctrl-C, crash) is resumed by running the same command again, an
 re-appends the rows of the one page that was not yet saved. Consumers upsert by public_id.
 
 Prints one JSON object on stdout: {out, state, datasets: {<code>: {dataset, file, mode, rows,
-pages, windows, splits, retries}}}.
+pages, windows, splits, retries}}}. A dataset that fails (not available, retries exhausted) does
+not stop the others: it is named on stderr and under "failed" in that object, and the exit code
+is 1; run the same command again to retry it.
 
 Options:
   --out DIR             folder of the NDJSON files (created if missing)
@@ -78,6 +81,12 @@ const command: Command = {
       io.stdout.write(JSON.stringify({ out, state: statePath, datasets: result }) + '\n');
       return EXIT.ok;
     } catch (error) {
+      if (error instanceof SyncError) {
+        for (const [code, failure] of Object.entries(error.failures)) io.stderr.write(`lender sync: ${code} failed: ${failure.message}\n`);
+        const failed = Object.fromEntries(Object.entries(error.failures).map(([code, failure]) => [code, failure.message]));
+        io.stdout.write(JSON.stringify({ out, state: statePath, datasets: error.summary, failed }) + '\n');
+        return EXIT.failure;
+      }
       if (!io.signal.aborted) throw error;
       io.stderr.write(`lender sync: stopped; progress is saved in ${statePath}, run the same command again to resume.\n`);
       const done = Object.fromEntries(summaries.map((s) => [s.dataset, s]));
