@@ -72,6 +72,14 @@ export interface WalkedPage {
   last: ValueMark | null;
 }
 
+/** The query bounds of a window: an open side is left out, not sent as null. */
+function windowBounds(window: Window): { since?: string; until?: string } {
+  return {
+    ...(window.since !== null && { since: window.since }),
+    ...(window.until !== null && { until: window.until }),
+  };
+}
+
 /**
  * A window that 'auto' grew over empty history (windows.ts nextSpanUnits). It is probed with a
  * one-row page first, so a year that does hold rows is never walked (or timed out) as one
@@ -85,8 +93,7 @@ export async function* walkGrownWindow(ctx: WalkContext, window: Window): AsyncG
     body = await ctx.api.fetchPage(
       ctx.ref,
       {
-        ...(window.since !== null && { since: window.since }),
-        ...(window.until !== null && { until: window.until }),
+        ...windowBounds(window),
         limit: 1,
         sort: ctx.split.sort,
       },
@@ -134,8 +141,7 @@ export async function* walkWindow(
       body = await ctx.api.fetchPage(
         ctx.ref,
         {
-          ...(window.since !== null && { since: window.since }),
-          ...(window.until !== null && { until: window.until }),
+          ...windowBounds(window),
           ...(cursor !== null && { cursor }),
           ...(ctx.limit !== undefined && { limit: ctx.limit }),
           sort: ctx.split.sort,

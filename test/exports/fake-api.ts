@@ -23,18 +23,11 @@ export interface FakeOptions {
   timeoutAtRequest?: number;
 }
 
-export class FakeApi extends EventEmitter implements ServiceApi {
-  readonly lenderPublicId = 'fake';
-  readonly queries: PageQuery[] = [];
-  readonly retrySettings: (boolean | undefined)[] = [];
-  rows: FakeRow[];
-  readonly #opts: FakeOptions;
+/** The parts of ServiceApi the export fakes do not exercise: only fetchPage differs. */
+abstract class ExportOnlyApi extends EventEmitter implements ServiceApi {
+  abstract readonly lenderPublicId: string;
 
-  constructor(opts: FakeOptions) {
-    super();
-    this.#opts = opts;
-    this.rows = opts.rows;
-  }
+  abstract fetchPage(ref: DatasetRef, query: PageQuery, opts?: RequestOptions): Promise<ExportPageBody>;
 
   override off(event: 'retry' | 'refresh', listener: (...args: never[]) => void): this {
     return super.off(event, listener as (...args: unknown[]) => void);
@@ -50,6 +43,20 @@ export class FakeApi extends EventEmitter implements ServiceApi {
 
   async updateStatus(): Promise<never> {
     throw new Error('not in the fake');
+  }
+}
+
+export class FakeApi extends ExportOnlyApi {
+  readonly lenderPublicId = 'fake';
+  readonly queries: PageQuery[] = [];
+  readonly retrySettings: (boolean | undefined)[] = [];
+  rows: FakeRow[];
+  readonly #opts: FakeOptions;
+
+  constructor(opts: FakeOptions) {
+    super();
+    this.#opts = opts;
+    this.rows = opts.rows;
   }
 
   async fetchPage(ref: DatasetRef, query: PageQuery, opts: RequestOptions = {}): Promise<ExportPageBody> {
@@ -117,7 +124,7 @@ export type Script = (request: number, query: PageQuery) => { rows: ExportRow[];
  * repeats, cycles or never ends). Refuses to answer past `maxRequests` so a looping client
  * fails the test instead of hanging it.
  */
-export class ScriptedApi extends EventEmitter implements ServiceApi {
+export class ScriptedApi extends ExportOnlyApi {
   readonly lenderPublicId = 'scripted';
   readonly queries: PageQuery[] = [];
   readonly #script: Script;
@@ -127,22 +134,6 @@ export class ScriptedApi extends EventEmitter implements ServiceApi {
     super();
     this.#script = script;
     this.#maxRequests = maxRequests;
-  }
-
-  override off(event: 'retry' | 'refresh', listener: (...args: never[]) => void): this {
-    return super.off(event, listener as (...args: unknown[]) => void);
-  }
-
-  async catalog(): Promise<Catalog> {
-    return { schemaVersion: 'v1', sections: [] };
-  }
-
-  async upsertAccounts(): Promise<never> {
-    throw new Error('not in the fake');
-  }
-
-  async updateStatus(): Promise<never> {
-    throw new Error('not in the fake');
   }
 
   async fetchPage(ref: DatasetRef, query: PageQuery, opts: RequestOptions = {}): Promise<ExportPageBody> {
