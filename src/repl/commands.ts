@@ -3,6 +3,7 @@ import type { REPLServer } from 'node:repl';
 import { inspect } from 'node:util';
 import type { LenderSession } from '../session/context.ts';
 import { oneLine, stackOf } from './errors.ts';
+import { promptAgain } from './prompt.ts';
 
 export interface ReplState {
   session: LenderSession | undefined;
@@ -22,7 +23,7 @@ function asyncCommand(server: REPLServer, io: Io, body: () => Promise<string>): 
   body().then(
     (text) => io.out(text),
     (error: unknown) => io.out(io.debug ? stackOf(error) : oneLine(error)),
-  ).finally(() => server.displayPrompt());
+  ).finally(() => promptAgain(server));
 }
 
 export function defineCommands(server: REPLServer, state: ReplState, io: Io): void {

@@ -12,6 +12,7 @@ import { defineCommands, type ReplState } from './commands.ts';
 import { isInterrupt, oneLine, stackOf } from './errors.ts';
 import { attachHistory, historyPath, type PersistentHistory } from './history.ts';
 import { DATASET_CODES } from '../catalog/datasets.ts';
+import { promptAgain } from './prompt.ts';
 
 export interface ReplOptions {
   /** The session, possibly still connecting. */
@@ -97,7 +98,7 @@ export function runRepl(opts: ReplOptions): Promise<number> {
       server.clearBufferedCommand();
       const lines = (server as unknown as { lines?: { level?: unknown[] } }).lines;
       if (lines !== undefined) lines.level = [];
-      server.displayPrompt();
+      promptAgain(server);
     });
   }
   const baseEval = server.eval as unknown as Eval;
@@ -180,7 +181,7 @@ export function runRepl(opts: ReplOptions): Promise<number> {
       const id = session.whoami();
       out(`Connected as ${id.lender} (${id.email}) ${id.sandbox ? 'to the embedded sandbox' : `to ${id.authUrl}`}; ` +
         `${session.catalog.available().length} datasets available. Try: await rows('D07', {limit: 3})`);
-      server.displayPrompt(true);
+      promptAgain(server, true);
     },
     (error: unknown) => {
       state.connectError = error;

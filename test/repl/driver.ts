@@ -30,6 +30,11 @@ export class Driver {
     this.child.stdin!.write(text);
   }
 
+  /** Closes stdin, as the end of a piped script does. */
+  endInput(): void {
+    this.child.stdin!.end();
+  }
+
   /** Resolves with the output since the last wait once `pattern` shows up in it. */
   async waitFor(pattern: RegExp, what: string, deadlineMs = 60_000): Promise<string> {
     const started = Date.now();

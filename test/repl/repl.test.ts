@@ -135,4 +135,19 @@ describe('lender repl --sandbox with piped stdin', () => {
       d.kill();
     }
   });
+
+  it('ends cleanly when stdin ends while a dot-command is still running', async () => {
+    const home = tempHome();
+    homes.push(home);
+    const d = new Driver(process.execPath, [BIN, 'repl', '--sandbox'], replEnv(home), home);
+    try {
+      // Before the session connects, so .whoami is still waiting when stdin closes; it then
+      // answers into a closed REPL (Node 24 threw ERR_USE_AFTER_CLOSE on the prompt after it).
+      d.write('.whoami\n');
+      d.endInput();
+      assert.equal(await d.exited(), 0, d.output);
+    } finally {
+      d.kill();
+    }
+  });
 });
