@@ -14,7 +14,8 @@ import { sync } from '../../src/exports/sync.ts';
 import { SyncError } from '../../src/exports/errors.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import type { SplitEvent } from '../../src/exports/walk.ts';
-import { drain, duplicateKeys, fixture, multiset, plainWalk, settle, type Fixture } from './helpers.ts';
+import { drain, duplicateKeys, fixture, multiset, settle, type Fixture } from './helpers.ts';
+import { plainWalk } from '../helpers/plain-walk.ts';
 
 async function availableRefs(f: Fixture): Promise<{ section: string; dataset: string }[]> {
   const catalog = await f.client.catalog();

@@ -1,7 +1,7 @@
 // Shared by the HTTPS integration tests of the export streams.
 import { LenderClient } from '../../src/client/client.ts';
 import type { ClientOptions } from '../../src/client/client.ts';
-import type { DatasetRef, ExportRow, PageQuery } from '../../src/client/types.ts';
+import type { ExportRow } from '../../src/client/types.ts';
 import { rowKey } from '../../src/exports/highwater.ts';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
 
@@ -22,18 +22,6 @@ export async function fixture(options: SandboxOptions, clientOptions: ClientOpti
       await sandbox.close();
     },
   };
-}
-
-/** The independent reference: one plain cursor walk to null with fetchPage. */
-export async function plainWalk(client: LenderClient, dataset: DatasetRef, query: PageQuery = {}): Promise<ExportRow[]> {
-  const rows: ExportRow[] = [];
-  let cursor: string | null = null;
-  do {
-    const page = await client.fetchPage(dataset, { limit: 1000, ...query, ...(cursor !== null && { cursor }) });
-    rows.push(...page.rows);
-    cursor = page.pagination.nextCursor;
-  } while (cursor !== null);
-  return rows;
 }
 
 /** Rows as a sorted list of their JSON: equal lists mean the same multiset of rows. */

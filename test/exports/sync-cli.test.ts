@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Agent, request } from 'undici';
 import { LenderClient } from '../../src/client/client.ts';
-import { plainWalk } from './helpers.ts';
+import { plainWalk } from '../helpers/plain-walk.ts';
 import { main } from '../../src/cli/main.ts';
 import { memoryIo } from '../helpers/memory-io.ts';
 

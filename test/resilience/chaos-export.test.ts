@@ -8,12 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { LenderClient } from '../../src/client/client.ts';
-import type { ExportRow } from '../../src/client/types.ts';
+import type { DatasetRef, ExportRow } from '../../src/client/types.ts';
 import { fileState, sync, type DatasetSyncSummary } from '../../src/exports/index.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 import {
   SOAK, SecretScan, canonicalLines, latestByKey, loginTokens, readSyncFolder, rowKey,
 } from '../helpers/resilience.ts';
+import { EVERYTHING, plainWalk } from '../helpers/plain-walk.ts';
 
 const SCALE = SOAK ? 3000 : 300;
 const FAULTS = { '500': 0.04, '503': 0.04, '504': 0.04, reset: 0.03 } as const;
@@ -33,21 +34,6 @@ async function availableCodes(client: LenderClient): Promise<string[]> {
 }
 
 /** The oracle: one bounded window (so D03/D23 never 504), cursor walked to null, faults off. */
-async function independentWalk(client: LenderClient, code: string): Promise<ExportRow[]> {
-  const rows: ExportRow[] = [];
-  let cursor: string | undefined;
-  for (let pages = 0; ; pages++) {
-    assert.ok(pages < 100_000, `${code}: the oracle walk did not end`);
-    const body = await client.fetchPage(code as never, {
-      since: '2000-01-01T00:00:00.000Z', until: '2100-01-01T00:00:00.000Z', limit: 1000,
-      ...(cursor !== undefined && { cursor }),
-    });
-    rows.push(...body.rows);
-    if (body.pagination.nextCursor === null) return rows;
-    cursor = body.pagination.nextCursor;
-  }
-}
-
 async function runSync(client: LenderClient, out: string, counters: Counters, concurrency = 1): Promise<Record<string, DatasetSyncSummary>> {
   const onRetry = () => void (counters.retries += 1);
   const onRefresh = () => void (counters.refreshes += 1);
@@ -87,7 +73,7 @@ describe('chaos export: sync under 500/503/504/reset, latency, 2 s tokens and wr
     try {
       codes = await availableCodes(clean);
       for (const code of codes) {
-        oracle[code] = await independentWalk(clean, code);
+        oracle[code] = await plainWalk(clean, code as DatasetRef, EVERYTHING);
         const keys = new Set(oracle[code]!.map((r) => rowKey(code, r)));
         assert.equal(keys.size, oracle[code]!.length, `${code}: row keys are unique in a clean walk`);
       }
@@ -178,7 +164,7 @@ describe('chaos export: sync under 500/503/504/reset, latency, 2 s tokens and wr
     let rows = 0;
     try {
       for (const code of codes) {
-        const now = await independentWalk(clean, code);
+        const now = await plainWalk(clean, code as DatasetRef, EVERYTHING);
         const got = files[code] ?? [];
         // Every row in its latest version: each line of the clean walk was written verbatim.
         const gotLines = new Set(got.map((r) => JSON.stringify(r)));

@@ -11,10 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { LenderClient } from '../../src/client/client.ts';
-import type { ExportRow } from '../../src/client/types.ts';
+import type { DatasetRef } from '../../src/client/types.ts';
 import {
   SOAK, SecretScan, canonicalLines, prng, runLender, runSeed, spawnLender, startSandboxChild, type SandboxChild,
 } from '../helpers/resilience.ts';
+import { EVERYTHING, plainWalk } from '../helpers/plain-walk.ts';
 
 const KILLS = SOAK ? 24 : 8;
 const SCALE = SOAK ? 2000 : 600;
@@ -43,20 +44,6 @@ function completeLines(path: string): number {
   let n = 0;
   for (const byte of buf) if (byte === 0x0a) n++;
   return n;
-}
-
-async function oracleWalk(client: LenderClient, code: string): Promise<ExportRow[]> {
-  const rows: ExportRow[] = [];
-  let cursor: string | undefined;
-  for (;;) {
-    const body = await client.fetchPage(code as never, {
-      since: '2000-01-01T00:00:00.000Z', until: '2100-01-01T00:00:00.000Z', limit: 1000,
-      ...(cursor !== undefined && { cursor }),
-    });
-    rows.push(...body.rows);
-    if (body.pagination.nextCursor === null) return rows;
-    cursor = body.pagination.nextCursor;
-  }
 }
 
 describe('crash and resume: lender sync killed with SIGKILL at random points', () => {
@@ -159,7 +146,7 @@ describe('crash and resume: lender sync killed with SIGKILL at random points', (
         assert.ok(text.endsWith('\n'), `${code}: the file ends with a whole line`);
         const lines = text.split('\n').slice(0, -1);
         for (const line of lines) JSON.parse(line);
-        const expected = canonicalLines(await oracleWalk(client, code));
+        const expected = canonicalLines(await plainWalk(client, code as DatasetRef, EVERYTHING));
         assert.deepEqual([...new Set(lines)].sort(), expected, `${code}: rows differ from the service's`);
         rows += expected.length;
         // Where each duplicate may come from: the page right before a kill point, written again
