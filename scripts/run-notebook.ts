@@ -5,12 +5,15 @@
 //
 // The cells are concatenated into a temporary .mts module (an ES module wherever it sits) next
 // to the notebook, so relative imports resolve as in the kernel, whose working directory is the
-// notebook's folder, and imported with top-level await. Exit 0 when every cell ran; 1 with the
+// notebook's folder, and imported with top-level await. A cell whose last statement is an
+// expression shows its value the way tslab does (console.log, unless null or undefined), so the
+// output scanned here is what a saved notebook would hold. Exit 0 when every cell ran; 1 with the
 // failing cell's number otherwise, or when the output holds a secret of the notebook's session
 // (its password, or a JWT-looking string).
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import ts from 'typescript';
 import { findLeaks } from '../src/session/secrets.ts';
 
 interface Cell {
@@ -39,12 +42,23 @@ export function codeCells(nb: Notebook): string[] {
 
 const SECRETS = '__lenderNotebookSecrets';
 const CELL = '__lenderNotebookCell';
+const SHOW = '__lenderNotebookShow';
+
+/** The cell with its last statement, when that is an expression, handed to SHOW (tslab shows the
+ * value of a cell's last expression statement with console.log, unless it is null or undefined). */
+export function showLastExpression(code: string): string {
+  const file = ts.createSourceFile('cell.ts', code, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const last = file.statements.at(-1);
+  if (last === undefined || !ts.isExpressionStatement(last)) return code;
+  const expression = last.expression;
+  return `${code.slice(0, expression.getStart(file))}(globalThis as any).${SHOW}((${expression.getText(file)}));${code.slice(last.getEnd())}`;
+}
 
 /** The module text: cells in order, each preceded by a marker naming it, then an epilogue that
  * hands the sessions' secret values to this process (never printed) for the output scan. */
 export function notebookModule(nb: Notebook): string {
   const cells = codeCells(nb);
-  const parts = cells.map((code, i) => `(globalThis as any).${CELL} = ${i + 1};\n${code}\n;`);
+  const parts = cells.map((code, i) => `(globalThis as any).${CELL} = ${i + 1};\n${showLastExpression(code)}\n;`);
   const sessions = new Set<string>();
   for (const code of cells) {
     for (const m of code.matchAll(/\b(?:const|let)\s+(\w+)\s*=\s*await\s+openSession\(/g)) sessions.add(m[1]!);
@@ -79,6 +93,9 @@ async function main(): Promise<number> {
   const g = globalThis as Record<string, unknown>;
   g[SECRETS] = [];
   g[CELL] = 0;
+  g[SHOW] = (value: unknown) => {
+    if (value !== null && value !== undefined) console.log(value);
+  };
   process.chdir(dir);
   try {
     await import(pathToFileURL(temp).href);

@@ -1,11 +1,12 @@
 // The `lender repl`: Node's REPL with a session preloaded. The prompt comes up at once and the
 // session connects behind it (the embedded sandbox takes a second or so to start); helpers wait
 // for it, so `await rows('D07')` typed straight away simply runs once it is there.
+import { clearLine, cursorTo } from 'node:readline';
 import repl, { type REPLServer } from 'node:repl';
 import { inspect } from 'node:util';
 import type { LenderSession } from '../session/context.ts';
 import { looksSensitive } from '../session/secrets.ts';
-import { TextTable, barChart } from '../session/table.ts';
+import { TextTable, barChart, type TableOptions } from '../session/table.ts';
 import { fileState, memoryState } from '../exports/state.ts';
 import { installCompleter } from './completer.ts';
 import { defineCommands, type ReplState } from './commands.ts';
@@ -40,6 +41,15 @@ export function runRepl(opts: ReplOptions): Promise<number> {
   const state: ReplState = { session: undefined, lastError: undefined, connectError: undefined, ready: opts.session };
 
   const out = (text: string) => opts.output.write(text.endsWith('\n') ? text : `${text}\n`);
+  // For news that arrives while the prompt shows (the session connected): in a terminal it takes
+  // the prompt's line, and the caller draws the prompt again below it with what was typed so far.
+  const announce = (text: string): void => {
+    if (terminal) {
+      cursorTo(opts.output, 0);
+      clearLine(opts.output, 0);
+    }
+    out(text);
+  };
   out(`lender-streams ${opts.version}: connecting to ${opts.connectingTo}…`);
   out(`Helpers: rows, pages, count, stream, push, flag, sync, table, chart, whoami (await them). .help lists the commands.`);
 
@@ -132,16 +142,19 @@ export function runRepl(opts: ReplOptions): Promise<number> {
     const value = (name: string, v: unknown): void => {
       Object.defineProperty(context, name, { value: v, writable: true, enumerable: true, configurable: true });
     };
-    for (const name of ASYNC_HELPERS) {
-      const fn = async (...args: unknown[]) => {
-        const session = await state.ready;
-        return (session[name] as (...a: unknown[]) => unknown)(...args);
-      };
+    // Named after the helper, so `rows` prints as [AsyncFunction: rows] and stacks say `rows`.
+    const helper = (name: string, fn: (...args: unknown[]) => unknown): void => {
+      Object.defineProperty(fn, 'name', { value: name });
       value(name, fn);
+    };
+    type Method = (...a: unknown[]) => unknown;
+    for (const name of ASYNC_HELPERS) {
+      helper(name, async (...args: unknown[]) => ((await state.ready)[name] as Method)(...args));
     }
-    value('stream', (...args: unknown[]) => (needSession('stream').stream as (...a: unknown[]) => unknown)(...args));
-    value('whoami', () => needSession('whoami').whoami());
-    value('table', (rows: Iterable<object>, fields?: readonly string[]) => new TextTable([...rows], fields));
+    helper('stream', (...args: unknown[]) => (needSession('stream').stream as Method)(...args));
+    helper('whoami', () => needSession('whoami').whoami());
+    helper('table', (rows, fields, options) =>
+      new TextTable([...(rows as Iterable<object>)], fields as readonly string[] | undefined, options as TableOptions | undefined));
     value('chart', barChart);
     value('fileState', fileState);
     value('memoryState', memoryState);
@@ -179,13 +192,13 @@ export function runRepl(opts: ReplOptions): Promise<number> {
       state.session = session;
       session.setInterruptSource(() => current?.signal);
       const id = session.whoami();
-      out(`Connected as ${id.lender} (${id.email}) ${id.sandbox ? 'to the embedded sandbox' : `to ${id.authUrl}`}; ` +
+      announce(`Connected as ${id.lender} (${id.email}) ${id.sandbox ? 'to the embedded sandbox' : `to ${id.authUrl}`}; ` +
         `${session.catalog.available().length} datasets available. Try: await rows('D07', {limit: 3})`);
       promptAgain(server, true);
     },
     (error: unknown) => {
       state.connectError = error;
-      out(`Could not connect: ${oneLine(error)}`);
+      announce(`Could not connect: ${oneLine(error)}`);
       if (debug) out(stackOf(error));
       server.close();
     },

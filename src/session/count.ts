@@ -36,9 +36,12 @@ export async function countRows(api: ServiceApi, ref: DatasetRef, opts: CountOpt
     })];
 
   const results: Pagination[] = new Array(windows.length);
+  // The first failure settles the count: stop asking, and abort the windows still in flight.
+  const failed = new AbortController();
+  const signal = opts.signal === undefined ? failed.signal : AbortSignal.any([opts.signal, failed.signal]);
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < windows.length) {
+    while (next < windows.length && !failed.signal.aborted) {
       const i = next++;
       const w = windows[i]!;
       const page = await api.fetchPage(ref, {
@@ -46,12 +49,15 @@ export async function countRows(api: ServiceApi, ref: DatasetRef, opts: CountOpt
         includeTotal: true,
         ...(w.since !== null ? { since: w.since } : {}),
         ...(w.until !== null ? { until: w.until } : {}),
-      }, { signal: opts.signal });
+      }, { signal });
       results[i] = page.pagination;
     }
   };
   const workers = Math.max(1, Math.min(opts.concurrency ?? 4, windows.length));
-  await Promise.all(Array.from({ length: workers }, worker));
+  await Promise.all(Array.from({ length: workers }, () => worker().catch((error: unknown) => {
+    if (!failed.signal.aborted) failed.abort(error);
+    throw error;
+  })));
 
   let total: number | null = 0;
   let exact = true;

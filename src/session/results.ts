@@ -105,6 +105,9 @@ export interface Reject {
   errors: string[];
 }
 
+/** Rejected records a WriteResult prints; `.rejects` holds them all. */
+const MAX_REJECTS_SHOWN = 20;
+
 /** Outcome of push()/flag(): the writer's summary and the rejected records' reasons. */
 export class WriteResult {
   constructor(
@@ -128,8 +131,14 @@ export class WriteResult {
     const s = this.summary;
     const head = `received ${s.received ?? '?'}, accepted ${this.accepted}, rejected ${this.rejected}`;
     if (this.rejects.length === 0) return head;
-    const rows = this.rejects.map((r) => ({ index: r.index, where: r.where ?? '', accountId: r.accountId ?? '', errors: r.errors.join('; ') }));
-    return `${head}\n${formatTable(rows, ['index', 'where', 'accountId', 'errors'], { maxWidth: 60, maxRows: 20 })}`;
+    // One line per reason, each whole (the reasons are what the user came to read); the record's
+    // index, position and accountId on its first line only.
+    const shown = this.rejects.slice(0, MAX_REJECTS_SHOWN);
+    const rows = shown.flatMap((r) => (r.errors.length > 0 ? r.errors : ['']).map((error, i) =>
+      i === 0 ? { index: r.index, where: r.where ?? '', accountId: r.accountId ?? '', error } : { error }));
+    const more = this.rejects.length - shown.length;
+    const table = formatTable(rows, ['index', 'where', 'accountId', 'error'], { maxWidth: 160, maxRows: Infinity });
+    return `${head}\n${table}${more > 0 ? `\n… ${more} more rejects (all in .rejects)` : ''}`;
   }
 }
 

@@ -43,10 +43,12 @@ describe('notebooks', () => {
         assert.ok(codeCells(nb).length >= 3);
       });
 
-      it('runs every code cell in order through tsx', () => {
+      it('runs every code cell in order through tsx, showing what tslab would', () => {
         const r = run(path);
         assert.equal(r.status, 0, r.output.slice(-4000));
         assert.match(r.output, new RegExp(`${name}: ${codeCells(readNotebook(path)).length} code cells ran`));
+        // Every notebook opens a session and shows it as its first cell's value.
+        assert.match(r.output, /^LenderSession demo \(/m);
       });
     });
   }
@@ -85,5 +87,27 @@ describe('the notebook runner', () => {
     const r = run(path);
     assert.equal(r.status, 0, r.output.slice(-2000));
     assert.match(r.output, /LenderSession demo/);
+  });
+
+  it("shows a cell's last expression as tslab does (console.log, nothing for null or undefined)", () => {
+    const path = join(dir, 'shows.ipynb');
+    writeFileSync(path, JSON.stringify(notebook([
+      'const n = 40;\nn + 2 // the answer',
+      '`plain ${"text"}`',
+      'const nothing = undefined;\nnothing',
+      'if (n > 0) { n; }',
+      '({ a: 1 })',
+    ])));
+    const r = run(path);
+    assert.equal(r.status, 0, r.output.slice(-2000));
+    assert.deepEqual(r.output.split('\n').filter((l) => l !== '' && !/code cells ran/.test(l)), ['42', 'plain text', '{ a: 1 }']);
+  });
+
+  it('fails when a shown value (the last expression of a cell) holds the session password', () => {
+    const path = join(dir, 'leaky-value.ipynb');
+    writeFileSync(path, JSON.stringify(notebook([open, 'session.knownSecrets()', 'await session.close();'])));
+    const r = run(path);
+    assert.equal(r.status, 1, r.output.slice(-2000));
+    assert.match(r.output, /the output holds known secret #1/);
   });
 });

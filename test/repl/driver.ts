@@ -26,6 +26,12 @@ export class Driver {
     return stripAnsi(this.#raw);
   }
 
+  /** The lines a terminal would show for what was printed so far: a carriage return, a move to
+   * column 1 or an erase of the line starts the line again (enough for readline's redraws). */
+  get screenLines(): string[] {
+    return this.#raw.split(/\r?\n/).map((line) => stripAnsi(line.split(/\r|\x1b\[(?:1|0)?G|\x1b\[2K/).at(-1) ?? ''));
+  }
+
   write(text: string): void {
     this.child.stdin!.write(text);
   }

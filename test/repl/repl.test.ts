@@ -58,6 +58,10 @@ describe('lender repl --sandbox on a pseudo-terminal', () => {
     try {
       await d.waitFor(/Connected as demo/, 'the connected banner');
       await d.waitFor(PROMPT, 'the prompt');
+      // The banner comes while the first prompt shows: it takes that line, and the prompt is
+      // drawn again below it.
+      const banner = d.screenLines.find((l) => l.includes('Connected as demo'));
+      assert.match(banner ?? '', /^Connected as demo/);
 
       d.write(`await rows('D07', {limit: 3})\r`);
       const rows = await d.waitFor(/3 rows of D07[\s\S]*?lender> /, 'three D07 rows');
@@ -128,6 +132,9 @@ describe('lender repl --sandbox with piped stdin', () => {
       await d.waitFor(/ReferenceError: login is not defined/, 'the error for the password line');
       d.write('1 + 41\n');
       await d.waitFor(/42/, 'a plain evaluation');
+      // Helpers print under their own names (also in stacks), not as anonymous wrappers.
+      d.write('[rows, stream, whoami, table]\n');
+      await d.waitFor(/\[AsyncFunction: rows\],\s+\[Function: stream\],\s+\[Function: whoami\],\s+\[Function: table\]\s*\]/, 'the helpers by name');
       d.write('.exit\n');
       assert.equal(await d.exited(), 0);
       checkHistory(env.LENDER_REPL_HISTORY!, password, ["await rows('D07', {limit: 3})", '.datasets', '1 + 41']);

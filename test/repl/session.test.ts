@@ -69,12 +69,17 @@ describe('openSession({ sandbox: true })', () => {
   it('push() from an NDJSON file reports invalid and malformed records; flag() sets DNC', async () => {
     const file = join(dir, 'accounts.ndjson');
     const good = { status: 1, debtorCompanyId: 'T-C-1', firstName: 'A', lastName: 'B', language: 'en', accountId: 'T-A-1', subAccountId: 'T-S-1', principal: '100', paidAmount: '40' };
-    writeFileSync(file, `${JSON.stringify(good)}\n${JSON.stringify({ ...good, accountId: 'T-A-2', principal: 'x' })}\nnot json\n`);
+    const nameless = { status: 1, debtorCompanyId: 'T-C-3', accountId: 'T-A-3', subAccountId: 'T-S-3', principal: '10' };
+    writeFileSync(file, `${JSON.stringify(good)}\n${JSON.stringify({ ...good, accountId: 'T-A-2', principal: 'x' })}\nnot json\n${JSON.stringify(nameless)}\n`);
     const since = new Date().toISOString();
     const result = await session.push(file);
     assert.equal(result.accepted, 1);
-    assert.equal(result.rejected, 2);
-    assert.match(inspect(result), /principal must be a valid number/);
+    assert.equal(result.rejected, 3);
+    assert.ok(result.rejects.some((r) => r.errors.length >= 3));
+    // Every reason of every reject is shown whole: they are what the user came to read.
+    const shown = inspect(result);
+    for (const reason of result.rejects.flatMap((r) => r.errors)) assert.ok(shown.includes(reason), `${reason} is not shown whole in:\n${shown}`);
+    assert.match(shown, /principal must be a valid number/);
     const flagged = await session.flag([{ status: 'doNotContact', debtorCompanyId: 'T-C-1', accountId: 'T-A-1' }]);
     assert.equal(flagged.accepted, 1);
     await session.sandbox!.drain();

@@ -10,7 +10,9 @@ import { inspect } from 'node:util';
 import { completeDatasetCode } from '../../src/repl/completer.ts';
 import { oneLine } from '../../src/repl/errors.ts';
 import { attachHistory, historyPath } from '../../src/repl/history.ts';
-import { DatasetUnavailableError } from '../../src/client/errors.ts';
+import { DatasetUnavailableError, ServerError } from '../../src/client/errors.ts';
+import type { ServiceApi } from '../../src/client/api.ts';
+import { countRows } from '../../src/session/count.ts';
 import { findLeaks, looksSensitive } from '../../src/session/secrets.ts';
 import { TextTable, barChart, formatTable } from '../../src/session/table.ts';
 
@@ -45,6 +47,33 @@ describe('completion of dataset codes', () => {
   it('leaves everything else to Node', () => {
     assert.equal(completeDatasetCode('ro', CODES), undefined);
     assert.equal(completeDatasetCode(`rows('X9`, CODES), undefined);
+  });
+});
+
+describe('count()', () => {
+  it('asks for no more windows once one has failed, and aborts the ones in flight', async () => {
+    let calls = 0;
+    let abortedInFlight = 0;
+    const api = {
+      fetchPage(_dataset: unknown, _query: unknown, opts?: { signal?: AbortSignal }): Promise<unknown> {
+        calls += 1;
+        if (calls === 1) return Promise.reject(new ServerError('The service failed.', { status: 500 }));
+        // The others answer a moment later, unless aborted first.
+        return new Promise((resolve, reject) => {
+          const answer = setImmediate(() => resolve({ rows: [], pagination: { returned: 0, nextCursor: null, total: 1 } }));
+          opts?.signal?.addEventListener('abort', () => {
+            clearImmediate(answer);
+            abortedInFlight += 1;
+            reject(opts.signal!.reason);
+          }, { once: true });
+        });
+      },
+    } as unknown as ServiceApi;
+    // D23 is a via dataset: counted month by month from the export origin, over many windows.
+    await assert.rejects(countRows(api, 'D23', { concurrency: 4 }), { name: 'ServerError' });
+    await new Promise((r) => setImmediate(r));
+    assert.equal(calls, 4);
+    assert.equal(abortedInFlight, 3);
   });
 });
 
