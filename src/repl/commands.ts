@@ -1,4 +1,5 @@
 // Dot-commands of the REPL. Node's .help lists them with the help text given here.
+import { chmodSync, writeFileSync } from 'node:fs';
 import type { REPLServer } from 'node:repl';
 import { inspect } from 'node:util';
 import type { LenderSession } from '../session/context.ts';
@@ -15,6 +16,8 @@ export interface ReplState {
 interface Io {
   out: (text: string) => void;
   debug: boolean;
+  /** The history's filter: a line that holds a password or token. */
+  isSecret: (line: string) => boolean;
 }
 
 /** Runs an async command body, then shows the prompt again; errors become one line. */
@@ -59,6 +62,29 @@ export function defineCommands(server: REPLServer, state: ReplState, io: Io): vo
     action() {
       server.clearBufferedCommand();
       io.out(state.lastError === undefined ? 'No error so far.' : stackOf(state.lastError));
+      server.displayPrompt();
+    },
+  });
+
+  // Node's own .save writes every line typed, secrets included, with the default file mode.
+  server.defineCommand('save', {
+    help: 'Save the lines typed so far to a file (mode 600; lines that hold a secret are left out)',
+    action(file: string) {
+      server.clearBufferedCommand();
+      const path = file.trim();
+      if (path === '') {
+        io.out('Name the file: .save FILE');
+      } else {
+        const typed = (server as unknown as { lines?: string[] }).lines ?? [];
+        const kept = typed.filter((line) => !io.isSecret(line));
+        try {
+          writeFileSync(path, kept.join('\n') + '\n', { mode: 0o600 });
+          chmodSync(path, 0o600); // an existing file keeps its old mode otherwise
+          io.out(`Saved ${kept.length} lines to ${path}${kept.length < typed.length ? ` (${typed.length - kept.length} with a secret left out)` : ''}.`);
+        } catch (error) {
+          io.out(oneLine(error));
+        }
+      }
       server.displayPrompt();
     },
   });

@@ -170,7 +170,8 @@ export function runRepl(opts: ReplOptions): Promise<number> {
 
   const codes = (): readonly string[] => state.session?.datasetCodes ?? DATASET_CODES;
   installCompleter(server, codes);
-  defineCommands(server, state, { out, debug });
+  const isSecret = (line: string): boolean => looksSensitive(line, state.session?.knownSecrets() ?? []);
+  defineCommands(server, state, { out, debug, isSecret });
 
   // ---- History.
   let history: PersistentHistory | undefined;
@@ -179,7 +180,7 @@ export function runRepl(opts: ReplOptions): Promise<number> {
     try {
       history = attachHistory(server, {
         path: file,
-        isSecret: (line) => looksSensitive(line, state.session?.knownSecrets() ?? []),
+        isSecret,
       });
     } catch (error) {
       out(`History is off: ${oneLine(error)}`);

@@ -2,7 +2,7 @@
 // piped stdin. Evaluates helpers, runs dot-commands, interrupts a slow call with Ctrl-C, and checks
 // the history file: written as lines are accepted, mode 0600, no password or token in it.
 import { strict as assert } from 'node:assert';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -138,6 +138,32 @@ describe('lender repl --sandbox with piped stdin', () => {
       d.write('.exit\n');
       assert.equal(await d.exited(), 0);
       checkHistory(env.LENDER_REPL_HISTORY!, password, ["await rows('D07', {limit: 3})", '.datasets', '1 + 41']);
+    } finally {
+      d.kill();
+    }
+  });
+
+  it('.save writes the lines typed with mode 0600, leaving out the ones that hold a secret', async () => {
+    const home = tempHome();
+    homes.push(home);
+    const d = new Driver(process.execPath, [BIN, 'repl', '--sandbox'], replEnv(home), home);
+    try {
+      await d.waitFor(/Connected as demo/, 'the connected banner');
+      const password = await demoPassword(d, '\n');
+      d.write(`const pw = '${password}'\n`);
+      d.write('6 * 7\n');
+      await d.waitFor(/42/, 'a plain evaluation');
+      const saved = join(home, 'session.js');
+      writeFileSync(saved, 'old content\n', { mode: 0o644 });
+      d.write(`.save ${saved}\n`);
+      await d.waitFor(/Saved \d+ lines to .*\(\d+ with a secret left out\)/, 'the .save confirmation');
+      d.write('.exit\n');
+      assert.equal(await d.exited(), 0);
+      assert.equal(statSync(saved).mode & 0o777, 0o600);
+      const text = readFileSync(saved, 'utf8');
+      assert.ok(text.includes('6 * 7'), text);
+      assert.ok(!text.includes(password), 'the password was saved');
+      assert.ok(!text.includes('old content'));
     } finally {
       d.kill();
     }
