@@ -2,36 +2,20 @@
 // --out folder. The summary on stdout must agree with what is on disk, and a second run into the
 // same folder must be an incremental sync.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { runProcess, type ProcessResult } from '../helpers/run-process.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const RECORDS = 400;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runDemo(out: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    // No LENDER_* variables: the demo must need no credentials at all.
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LENDER_')));
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'demo', '--out', out, '--records', String(RECORDS)], {
-      env, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function runDemo(out: string): Promise<ProcessResult> {
+  // No LENDER_* variables: the demo must need no credentials at all.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LENDER_')));
+  return runProcess(process.execPath, ['--import', 'tsx', MAIN, 'demo', '--out', out, '--records', String(RECORDS)], { env });
 }
 
 interface Row {
@@ -80,8 +64,8 @@ async function datasetFiles(out: string): Promise<string[]> {
 
 describe('lender demo', { timeout: 240_000 }, () => {
   let out: string;
-  let first: Run;
-  let second: Run;
+  let first: ProcessResult;
+  let second: ProcessResult;
 
   before(async () => {
     out = await mkdtemp(join(tmpdir(), 'lender-demo-'));

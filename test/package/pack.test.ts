@@ -7,39 +7,25 @@
 // The pack happens in a copy of the package sources, so a build never writes dist/ into the
 // checkout other tests and engineers are using.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { runProcess, type ProcessResult } from '../helpers/run-process.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function exec(command: string, args: string[], cwd: string, timeoutMs = 240_000): Promise<Result> {
+function exec(command: string, args: string[], cwd: string, timeoutMs = 240_000): Promise<ProcessResult> {
   // npm run-script variables of the outer `npm test` would describe this repository's package,
   // not the scratch project; drop them, keep everything else (registry, cache, proxy settings).
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('npm_package_') && !k.startsWith('npm_lifecycle_')));
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runProcess(command, args, { cwd, env, timeoutMs });
 }
 
-function ok(r: Result, what: string): Result {
+function ok(r: ProcessResult, what: string): ProcessResult {
   // Compiler errors first: in a failed `npm pack` they are buried in npm's own output.
   const tsErrors = `${r.stdout}\n${r.stderr}`.split('\n').filter((l) => /error TS\d+/.test(l)).slice(0, 20).join('\n');
   assert.equal(r.code, 0, `${what} failed (exit ${r.code}):\n${tsErrors}\n${r.stdout.slice(-1500)}\n${r.stderr.slice(-3000)}`);

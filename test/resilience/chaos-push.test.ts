@@ -54,13 +54,19 @@ describe(`chaos push: ${RECORDS} records with invalid ones through lender push u
     await writeFile(file, input.text);
     const before = await sandbox.stats();
 
-    const run = await runLender(['push', file, '--rejects', rejectsFile, '--batch-size', '250'], { env: sandbox.env('demo'), timeoutMs: 240_000 });
+    // 8 attempts: at these fault rates independent faults cannot exhaust a batch (0.07^8), so a
+    // record rejected as 'failed' points at a real problem, and its message says which.
+    const run = await runLender(['push', file, '--rejects', rejectsFile, '--batch-size', '250', '--max-attempts', '8'], { env: sandbox.env('demo'), timeoutMs: 240_000 });
     scan.captureRun('push', run);
     assert.equal(run.timedOut, false, 'push finished');
     assert.equal(run.code, 3, `exit 3 (some records rejected): ${run.stderr.slice(0, 500)}`);
 
     // The summary adds up.
     const summary = parseSummary(run.stdout);
+    if ((summary.rejectedByReason.failed ?? 0) > 0) {
+      const failed = readFileSync(rejectsFile, 'utf8').split('\n').filter((l) => l.includes('"reason":"failed"'));
+      assert.fail(`${failed.length} records failed after their retries; first: ${failed[0]?.slice(0, 400)}`);
+    }
     assert.equal(summary.received, input.lines);
     assert.equal(summary.accepted, input.validCount);
     assert.equal(summary.rejected, input.invalid.size);
