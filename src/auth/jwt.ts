@@ -40,7 +40,14 @@ export const REFRESH_MARGIN_MS = 30_000;
 export function refreshDueAt(token: string, receivedAt: number): number | undefined {
   const { exp, iat } = jwtTimes(token);
   if (exp === undefined) return undefined;
-  const lifetimeMs = iat !== undefined ? (exp - iat) * 1000 : exp * 1000 - receivedAt;
-  if (lifetimeMs <= 0) return undefined;
+  if (iat === undefined) {
+    const left = exp * 1000 - receivedAt;
+    return left > 0 ? receivedAt + left - Math.min(REFRESH_MARGIN_MS, left * 0.2) : undefined;
+  }
+  // iat and exp are whole seconds: a token issued at 12.9 s says iat 12, so up to a second of
+  // its nominal lifetime is gone by the time it arrives. A token that may have none left is
+  // renewed at its first use.
+  const lifetimeMs = (exp - iat) * 1000 - 1000;
+  if (lifetimeMs <= 0) return receivedAt;
   return receivedAt + lifetimeMs - Math.min(REFRESH_MARGIN_MS, lifetimeMs * 0.2);
 }

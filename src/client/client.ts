@@ -303,25 +303,29 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
     const pathname = new URL(url).pathname;
     ctx.path = pathname;
     const policy = resolvePolicy(this.#retry, opts.retry);
-    const send = (token: string) => withRetry(
+    // The token is asked for on every attempt, not once per call: backoffs can outlast a short
+    // token lifetime, and a retry sent with the token the call started with would meet a 401.
+    let sentWith = '';
+    const send = () => withRetry(
       policy,
       { method, path: pathname, signal: opts.signal, onRetry: (e) => this.#onRetry(e) },
       async () => {
+        sentWith = await this.#session.accessToken(opts.signal);
         const res = await this.#transport.request({
           method, url, body, signal: opts.signal, timeoutMs: opts.timeoutMs,
-          headers: { authorization: `Bearer ${token}` },
+          headers: { authorization: `Bearer ${sentWith}` },
         });
         if (res.status >= 200 && res.status <= 299) return res;
         throw errorFromResponse(res, ctx);
       },
     );
-    const token = await this.#session.accessToken(opts.signal);
     try {
-      return await send(token);
+      return await send();
     } catch (error) {
       if (!(error instanceof AuthenticationError) || error.status !== 401) throw error;
     }
-    return send(await this.#session.renewAfterRejection(token, opts.signal));
+    await this.#session.renewAfterRejection(sentWith, opts.signal);
+    return send();
   }
 }
 

@@ -22,10 +22,13 @@ describe('JWT exp decoding', () => {
 
   it('schedules renewal from the lifetime, independent of clock skew', () => {
     const received = 5_000_000;
-    // 15 minutes: renew 30 s before the end.
-    assert.equal(refreshDueAt(jwt({ iat: 100, exp: 100 + 900 }), received), received + 900_000 - REFRESH_MARGIN_MS);
-    // 1 second: renew at 80% of it, not 30 s before (which would be at once, forever).
-    assert.equal(refreshDueAt(jwt({ iat: 7, exp: 8 }), received), received + 800);
+    // 15 minutes: renew 30 s before the end, counting from a second less (iat is rounded down to
+    // whole seconds, so up to a second may be gone on arrival).
+    assert.equal(refreshDueAt(jwt({ iat: 100, exp: 100 + 900 }), received), received + 899_000 - REFRESH_MARGIN_MS);
+    // 2 seconds, of which one is sure: renew at 80% of that, not 30 s before (at once, forever).
+    assert.equal(refreshDueAt(jwt({ iat: 7, exp: 9 }), received), received + 800);
+    // 1 second may already be over: renew at the first use.
+    assert.equal(refreshDueAt(jwt({ iat: 7, exp: 8 }), received), received);
   });
 
   it('without iat, compares exp with the local clock', () => {
