@@ -7,9 +7,6 @@
 // would measure the sum of both rather than the writer. `--in-process` measures that anyway.
 //
 //   node --import tsx bench/account-writer.ts [--records N] [--batch-size N] [--concurrency N] [--rounds N] [--in-process]
-import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
@@ -18,6 +15,8 @@ import { createAccountWriter } from '../src/accounts/account-writer.ts';
 import { validateAccount } from '../src/accounts/schema.ts';
 import { LenderClient } from '../src/client/client.ts';
 import { startSandbox } from '../src/sandbox/index.ts';
+import { serveSandbox } from './export-common.ts';
+import { median } from './stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -67,30 +66,18 @@ async function inProcessService(): Promise<Service> {
 }
 
 async function childService(): Promise<Service> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'sandbox', '--seed', '3', '--scale', '20'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const lines = createInterface({ input: child.stdout });
-  const [first] = (await Promise.race([
-    new Promise((resolve) => lines.once('line', (line) => resolve([line]))),
-    new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`lender sandbox exited with ${code}`)))),
-  ])) as [string];
-  const info = JSON.parse(first) as { authUrl: string; baseUrl: string; caFile: string; lenders: { lender: string; email: string; password: string }[] };
-  const demo = info.lenders.find((l) => l.lender === 'demo');
-  if (demo === undefined) throw new Error('the sandbox listed no demo lender');
-  const ca = await readFile(info.caFile, 'utf8');
-  const adminAgent = new Agent({ connect: { ca } });
+  const served = await serveSandbox(['--seed', '3', '--scale', '20'], { stderr: 'inherit' });
+  const adminAgent = new Agent({ connect: { ca: served.ca } });
   return {
-    creds: { authUrl: info.authUrl, lender: demo.lender, email: demo.email, password: demo.password, ca },
-    baseUrl: info.baseUrl,
+    creds: { authUrl: served.authUrl, lender: 'demo', email: served.email, password: served.password, ca: served.ca },
+    baseUrl: served.baseUrl,
     async drain() {
-      const res = await request(`${info.authUrl}/__sandbox/drain`, { method: 'POST', dispatcher: adminAgent });
+      const res = await request(`${served.authUrl}/__sandbox/drain`, { method: 'POST', dispatcher: adminAgent });
       await res.body.text();
     },
     async close() {
       await adminAgent.close();
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
+      await served.close();
     },
   };
 }
@@ -180,7 +167,6 @@ for (let round = 0; round < ROUNDS; round++) {
     await sandbox.drain();
   }
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const writerRate = (N * 1000) / median(writerMs);
 const plainRate = (N * 1000) / median(plainMs);
 // Each round's two runs are adjacent in time, so their ratio is the least disturbed by other load

@@ -1,5 +1,5 @@
-// Shared by the export benches: a sandbox in its own process (so its memory and CPU do not
-// count against the exporter being measured), a logged-in client, and sinks.
+// Shared by the export benches (and account-writer.ts): a sandbox in its own process (so its
+// memory and CPU do not count against the client being measured), a logged-in client, and sinks.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
@@ -11,6 +11,7 @@ const MAIN = new URL('../src/cli/main.ts', import.meta.url).pathname;
 
 export interface ServedSandbox {
   authUrl: string;
+  baseUrl: string;
   ca: Buffer;
   email: string;
   password: string;
@@ -19,14 +20,21 @@ export interface ServedSandbox {
   close(): Promise<void>;
 }
 
-export async function serveSandbox(args: string[]): Promise<ServedSandbox> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', MAIN, 'sandbox', ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
-  const [line] = (await once(createInterface({ input: proc.stdout! }), 'line')) as [string];
-  const served = JSON.parse(line) as { authUrl: string; caFile: string; lenders: { lender: string; email: string; password: string }[] };
-  const demo = served.lenders.find((l) => l.lender === 'demo')!;
+/** Starts `lender sandbox ...args` and reads its JSON line; `stderr` is where its stderr goes. */
+export async function serveSandbox(args: string[], opts: { stderr?: 'ignore' | 'inherit' } = {}): Promise<ServedSandbox> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', MAIN, 'sandbox', ...args], { stdio: ['ignore', 'pipe', opts.stderr ?? 'ignore'] });
+  const line = await Promise.race([
+    once(createInterface({ input: proc.stdout! }), 'line').then(([first]) => first as string),
+    once(proc, 'exit').then(([code]) => {
+      throw new Error(`lender sandbox exited with ${code}`);
+    }),
+  ]);
+  const served = JSON.parse(line) as { authUrl: string; baseUrl: string; caFile: string; lenders: { lender: string; email: string; password: string }[] };
+  const demo = served.lenders.find((l) => l.lender === 'demo');
+  if (demo === undefined) throw new Error('the sandbox listed no demo lender');
   const ca = await readFile(served.caFile);
   return {
-    authUrl: served.authUrl, ca, email: demo.email, password: demo.password, proc,
+    authUrl: served.authUrl, baseUrl: served.baseUrl, ca, email: demo.email, password: demo.password, proc,
     login: () => LenderClient.login({ authUrl: served.authUrl, lender: 'demo', email: demo.email, password: demo.password, ca }),
     async close() {
       proc.kill('SIGTERM');

@@ -12,6 +12,7 @@ import { exportRows } from '../src/exports/export-stream.ts';
 import { toNdjson } from '../src/exports/ndjson.ts';
 import { DEFAULT_ORIGIN } from '../src/exports/windows.ts';
 import { countingSink, serveSandbox, type ServedSandbox } from './export-common.ts';
+import { median } from './stats.ts';
 
 const scale = Number(process.argv[2] ?? 200_000);
 const ROUNDS = Number(process.argv[3] ?? 5);
@@ -75,7 +76,6 @@ async function streamed(s: ServedSandbox, prefetch: number, msPerMB: number): Pr
   return { rows: rows.stats.rows, ms, cpu };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const result: Record<string, unknown> = { bench: 'export-throughput', dataset: DATASET, scale, rounds: ROUNDS, node: process.version };
 type Variant = 'plain' | 'stream' | 'stream4';
 const VARIANTS: Variant[] = ['plain', 'stream', 'stream4'];

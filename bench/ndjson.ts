@@ -9,6 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import ndjson from 'ndjson';
 import { readNdjson } from '../src/accounts/sources/ndjson.ts';
 import { toNdjson } from '../src/exports/ndjson.ts';
+import { median } from './stats.ts';
 
 const RECORDS = Number(process.argv[2] ?? 200_000);
 const ROUNDS = Number(process.argv[3] ?? 5);
@@ -51,7 +52,6 @@ async function time(f: () => Promise<unknown>): Promise<number> {
   return performance.now() - t0;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ratios = { parse: [] as number[], stringify: [] as number[] };
 const ms = { parseOurs: [] as number[], parseTheirs: [] as number[], stringifyOurs: [] as number[], stringifyTheirs: [] as number[] };
 if ((await parseOurs()) !== RECORDS || (await parseTheirs()) !== RECORDS) throw new Error('record counts differ');

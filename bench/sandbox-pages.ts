@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { DATA_SPAN } from '../src/sandbox/contracts.ts';
 import { startSandbox } from '../src/sandbox/index.ts';
+import { median } from './stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -21,10 +22,6 @@ const samples = Number(values.samples);
 const walkPages = Number(values['walk-pages']);
 
 const mb = (bytes: number): number => Math.round(bytes / 1024 / 1024);
-const median = (xs: number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-};
 const round = (x: number, places = 2): number => Number(x.toFixed(places));
 
 const rssBefore = process.memoryUsage().rss;

@@ -59,9 +59,6 @@ export class BatchPlanner<E extends PlannedEntry> {
   get readyCount(): number {
     return this.#ready.length;
   }
-  get inFlightCount(): number {
-    return this.#inFlight.size;
-  }
   get parkedCount(): number {
     return this.#parked.length;
   }

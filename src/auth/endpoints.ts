@@ -3,7 +3,7 @@
 import type { RetryEvent, RetryPolicy } from '../client/api.ts';
 import { errorFromResponse, protocolError, successObject, type ResponseContext } from '../client/responses.ts';
 import { withRetry } from '../client/retry.ts';
-import type { Transport } from '../client/transport.ts';
+import type { Transport, TransportResponse } from '../client/transport.ts';
 import type { LoginSession } from '../client/types.ts';
 
 export interface AuthCallOptions {
@@ -23,18 +23,22 @@ function authPath(authUrl: string, lender: string, action: 'login' | 'refresh-to
   return new URL(`${authUrl}/admin/auth/${encodeURIComponent(lender)}/${action}`);
 }
 
+/** POSTs `body` to an auth endpoint, retried per policy; `read` checks the 2xx JSON object. */
+function postAuth<T>(
+  transport: Transport, url: URL, ctx: ResponseContext, body: object, opts: AuthCallOptions,
+  read: (body: Record<string, unknown>, res: TransportResponse) => T,
+): Promise<T> {
+  return withRetry(opts.policy, { method: 'POST', path: url.pathname, signal: opts.signal, onRetry: opts.onRetry }, async () => {
+    const res = await transport.request({ method: 'POST', url: url.href, body, signal: opts.signal });
+    if (res.status < 200 || res.status > 299) throw errorFromResponse(res, ctx);
+    return read(successObject(res, ctx), res);
+  });
+}
+
 export async function requestLogin(transport: Transport, creds: LoginCredentials, opts: AuthCallOptions): Promise<LoginSession> {
   const url = authPath(creds.authUrl, creds.lender, 'login');
   const ctx: ResponseContext = { endpoint: 'login', method: 'POST', path: url.pathname, lender: creds.lender };
-  return withRetry(opts.policy, { method: 'POST', path: url.pathname, signal: opts.signal, onRetry: opts.onRetry }, async () => {
-    const res = await transport.request({
-      method: 'POST',
-      url: url.href,
-      body: { email: creds.email, password: creds.password },
-      signal: opts.signal,
-    });
-    if (res.status < 200 || res.status > 299) throw errorFromResponse(res, ctx);
-    const body = successObject(res, ctx);
+  return postAuth(transport, url, ctx, { email: creds.email, password: creds.password }, opts, (body, res) => {
     const { token, refreshToken, lenderPublicId } = body;
     if (typeof token !== 'string' || token === '' || typeof refreshToken !== 'string' || refreshToken === '' ||
       typeof lenderPublicId !== 'string' || lenderPublicId === '') {
@@ -50,10 +54,7 @@ export async function requestRefresh(
 ): Promise<string> {
   const url = authPath(authUrl, lender, 'refresh-token');
   const ctx: ResponseContext = { endpoint: 'refresh', method: 'POST', path: url.pathname, lender };
-  return withRetry(opts.policy, { method: 'POST', path: url.pathname, signal: opts.signal, onRetry: opts.onRetry }, async () => {
-    const res = await transport.request({ method: 'POST', url: url.href, body: { refreshToken }, signal: opts.signal });
-    if (res.status < 200 || res.status > 299) throw errorFromResponse(res, ctx);
-    const body = successObject(res, ctx);
+  return postAuth(transport, url, ctx, { refreshToken }, opts, (body, res) => {
     if (typeof body.token !== 'string' || body.token === '') throw protocolError(res, ctx, 'the body has no token');
     return body.token;
   });

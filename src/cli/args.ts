@@ -2,6 +2,7 @@
 // errors as UsageError (exit 2), and the flag-value checks several commands need.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { isDatasetCode, type DatasetCode } from '../catalog/datasets.ts';
+import type { ExportOptions } from '../exports/export-stream.ts';
 import { resolveWindowing, toMillis, type WindowOption } from '../exports/windows.ts';
 import { UsageError } from './command.ts';
 
@@ -43,7 +44,12 @@ export function numberFlag(value: string | undefined, flag: string): number | un
   return number;
 }
 
-export function windowFlag(value: string | undefined): WindowOption | undefined {
+/** Whether to show progress on stderr: with --progress, or whenever stderr is a terminal. */
+export function progressFlag(value: boolean | undefined, stderr: NodeJS.WritableStream): boolean {
+  return value === true || (stderr as { isTTY?: boolean }).isTTY === true;
+}
+
+function windowFlag(value: string | undefined): WindowOption | undefined {
   if (value === undefined) return undefined;
   try {
     resolveWindowing(value, 'via');
@@ -51,6 +57,18 @@ export function windowFlag(value: string | undefined): WindowOption | undefined 
     throw new UsageError(`--window must be auto, none, month, week, day or an ISO duration such as P10D, not '${value}'`);
   }
   return value;
+}
+
+/** --window, --limit and --concurrency of the export commands, as the export options given. */
+export function readingFlags(values: { window?: string; limit?: string; concurrency?: string }): Pick<ExportOptions, 'window' | 'limit' | 'concurrency'> {
+  const window = windowFlag(values.window);
+  const limit = integerFlag(values.limit, '--limit', { max: 1000 });
+  const concurrency = integerFlag(values.concurrency, '--concurrency', { max: 32 });
+  return {
+    ...(window !== undefined && { window }),
+    ...(limit !== undefined && { limit }),
+    ...(concurrency !== undefined && { concurrency }),
+  };
 }
 
 export function instantFlag(value: string | undefined, flag: string): string | undefined {

@@ -1,9 +1,8 @@
 // What `lender push` and `lender flag` share: arguments, reading NDJSON or JSON records from a
 // file or stdin, the writer, progress on stderr, one summary JSON line on stdout, the exit code.
 import { integerFlag, parseCommandArgs } from './args.ts';
-import { constants } from 'node:fs';
+import { constants, createReadStream } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
-import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ServiceApi } from '../client/api.ts';
@@ -88,8 +87,7 @@ interface SourceErrorReport {
 }
 
 /** Writes a progress line at most every `intervalMs`, and always the last one. */
-function progressReporter(io: CommandIo, name: string): (summary: WriterSummary, final?: boolean) => void {
-  const tty = (io.stderr as { isTTY?: boolean }).isTTY === true;
+function progressReporter(io: CommandIo, name: string, tty: boolean): (summary: WriterSummary, final?: boolean) => void {
   const intervalMs = tty ? 100 : 2000;
   const started = Date.now();
   let last = 0;
@@ -131,15 +129,16 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
     if (values.strict === true) writerOpts.strict = true;
     const writer = spec.createWriter(connection.client, writerOpts);
 
-    const showProgress = values.progress === true || (io.stderr as { isTTY?: boolean }).isTTY === true;
-    const report = showProgress ? progressReporter(io, spec.name) : undefined;
+    const tty = (io.stderr as { isTTY?: boolean }).isTTY === true;
+    const showProgress = values.progress === true || tty;
+    const report = showProgress ? progressReporter(io, spec.name, tty) : undefined;
     if (report !== undefined) writer.on('progress', (s: WriterSummary) => report(s));
 
     // Without a rejects file the summary would count rejects whose reasons are nowhere to be
     // seen (a flag for an unknown account, say): name the first few on stderr.
     let unshown = 0;
     if (values.rejects === undefined) {
-      const clear = (io.stderr as { isTTY?: boolean }).isTTY === true ? '\r\u001b[K' : '';
+      const clear = tty ? '\r\u001b[K' : '';
       let shown = 0;
       writer.on('reject', (r: RejectEvent) => {
         if (shown === SHOWN_REJECTS) {

@@ -14,7 +14,7 @@ import { resolveDataset } from '../catalog/resolve.ts';
 import { exportPages, exportRows, type ExportOptions, type ExportStream } from '../exports/export-stream.ts';
 import { sync, type DatasetSyncSummary, type SyncOptions } from '../exports/sync.ts';
 import type { AccountsRequestOptions, RefreshEvent, RequestOptions, RetryEvent, RetryPolicy, ServiceApi } from './api.ts';
-import { resolveConfig, normalizeAuthUrl, type ConnectionOptions } from './config.ts';
+import { baseUrlOf, resolveConfig, normalizeAuthUrl, type ConnectionOptions } from './config.ts';
 import { AuthenticationError, LenderError } from './errors.ts';
 import { envelopeBody, errorFromResponse, isObject, protocolError, successObject, type ResponseContext } from './responses.ts';
 import { resolvePolicy, withRetry } from './retry.ts';
@@ -82,8 +82,9 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
 
   private constructor(transport: Transport, init: ResumeOptions) {
     super();
-    this.authUrl = normalizeAuthUrl(init.authUrl);
-    this.baseUrl = `${this.authUrl}/admin/v3`;
+    // login() and resume() have normalised it already (refusing http:// before any I/O).
+    this.authUrl = init.authUrl;
+    this.baseUrl = baseUrlOf(init.authUrl);
     this.lender = init.lender;
     this.#transport = transport;
     this.#retry = init.retry;

@@ -34,7 +34,7 @@ export class ResolvedConfig {
 
   constructor(values: { authUrl: string; lender: string; email: string; password: string; ca?: string | Buffer | undefined }) {
     this.authUrl = normalizeAuthUrl(values.authUrl);
-    this.baseUrl = `${this.authUrl}/admin/v3`;
+    this.baseUrl = baseUrlOf(this.authUrl);
     this.lender = values.lender;
     this.email = values.email;
     this.ca = values.ca;
@@ -81,12 +81,7 @@ export function normalizeAuthUrl(value: string): string {
   } catch {
     throw new ConfigError(`The auth URL '${safeUrlText(value)}' is not a valid URL; use the form https://host[:port].`);
   }
-  if (url.protocol !== 'https:') {
-    throw new InsecureUrlError(
-      `The auth URL ${url.protocol}//${url.host} is refused because the service requires HTTPS: ` +
-        'over plain HTTP the password and tokens would travel in clear text. Use an https:// URL.',
-    );
-  }
+  assertHttps(url);
   if (url.username !== '' || url.password !== '') {
     throw new ConfigError('The auth URL must not contain a user name or password; pass credentials through the options, environment or credentials file.');
   }
@@ -94,6 +89,17 @@ export function normalizeAuthUrl(value: string): string {
     throw new ConfigError(`The auth URL https://${url.host}${url.pathname} must not carry a query string or fragment.`);
   }
   return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+}
+
+/** Refuses any URL that is not https:, before a socket is opened: the one check behind both the
+ * configuration (normalizeAuthUrl) and every request the transport sends. */
+export function assertHttps(url: URL): void {
+  if (url.protocol !== 'https:') {
+    throw new InsecureUrlError(
+      `The auth URL ${url.protocol}//${url.host} is refused because the service requires HTTPS: ` +
+        'over plain HTTP the password and tokens would travel in clear text. Use an https:// URL.',
+    );
+  }
 }
 
 /** `{base_url}` of SPEC.md. */
@@ -110,7 +116,7 @@ interface FileCredentials {
 }
 
 /** Reads the credentials file; undefined when it does not exist. */
-export async function readCredentialsFile(path: string): Promise<FileCredentials | undefined> {
+async function readCredentialsFile(path: string): Promise<FileCredentials | undefined> {
   let mode: number;
   try {
     mode = (await stat(path)).mode;
@@ -146,7 +152,7 @@ export async function readCredentialsFile(path: string): Promise<FileCredentials
   return out;
 }
 
-export async function readCaFile(path: string): Promise<string> {
+async function readCaFile(path: string): Promise<string> {
   try {
     return await readFile(path, 'utf8');
   } catch (error) {

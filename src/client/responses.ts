@@ -25,7 +25,7 @@ export interface ResponseContext {
 
 type Json = Record<string, unknown>;
 
-function isObject(value: unknown): value is Json {
+export function isObject(value: unknown): value is Json {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
@@ -33,7 +33,7 @@ function str(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-export function tryParseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+function tryParseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   if (text.trim() === '') return { ok: false };
   try {
     return { ok: true, value: JSON.parse(text) };
@@ -198,5 +198,3 @@ export function envelopeBody(res: TransportResponse, ctx: ResponseContext): Json
 function fail(error: Error): never {
   throw error;
 }
-
-export { isObject };

@@ -46,7 +46,7 @@ export function parseRetryAfter(value: string | string[] | undefined, now: numbe
   return Math.max(0, date - now);
 }
 
-export function shouldRetry(error: unknown, policy: RetryPolicy): error is LenderError {
+function shouldRetry(error: unknown, policy: RetryPolicy): error is LenderError {
   if (!(error instanceof LenderError) || !error.retryable) return false;
   if (error instanceof GatewayTimeoutError && !policy.retryGatewayTimeout) return false;
   return true;

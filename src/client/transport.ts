@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { Agent } from 'undici';
 import { CertificateError, ConfigError, NetworkError, RequestTimeoutError } from './errors.ts';
-import { normalizeAuthUrl } from './config.ts';
+import { assertHttps } from './config.ts';
 import { abortErrorFrom } from './abort.ts';
 import { userAgent } from './version.ts';
 
@@ -44,7 +44,7 @@ export interface TransportResponse {
   text: string;
 }
 
-export const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_TIMEOUT_MS = 30_000;
 
 // Node's TLS verification failures: retrying cannot fix any of them.
 const CERTIFICATE_CODES = new Set([
@@ -75,7 +75,7 @@ export class Transport {
   async request(req: TransportRequest): Promise<TransportResponse> {
     const url = new URL(req.url);
     // Checked here as well as in config so no code path can send a token over plain HTTP.
-    normalizeAuthUrl(url.origin);
+    assertHttps(url);
     if (req.signal?.aborted) throw abortErrorFrom(req.signal);
     const body = req.body === undefined ? undefined : req.body instanceof RawJsonBody ? req.body.text : serialise(req.body);
 
@@ -135,7 +135,7 @@ export class Transport {
  * of NODE_EXTRA_CA_CERTS, a corporate proxy's say) fail verification. The extra CA is trusted
  * besides them, as DESIGN.md's "extra trusted CA" says.
  */
-export function trustedCas(extra: string | Buffer, env: NodeJS.ProcessEnv = process.env): (string | Buffer)[] {
+function trustedCas(extra: string | Buffer, env: NodeJS.ProcessEnv = process.env): (string | Buffer)[] {
   const cas: (string | Buffer)[] = [...rootCertificates];
   const extraFile = env.NODE_EXTRA_CA_CERTS;
   if (extraFile) {
@@ -171,7 +171,7 @@ function errorCode(error: unknown): string | undefined {
  * A NetworkError that keeps only the failure's name, code and message as its cause. The
  * original undici error is dropped on purpose: it may hold the request's headers or socket.
  */
-export function networkErrorFrom(error: unknown, url: URL): NetworkError {
+function networkErrorFrom(error: unknown, url: URL): NetworkError {
   const code = errorCode(error);
   const original = error instanceof Error ? error : undefined;
   const cause = new Error(original?.message ?? String(error));

@@ -177,6 +177,7 @@ export class ExportStream extends Readable {
   readonly #opts: ExportOptions;
   readonly #prefetch: number;
   readonly #concurrency: number;
+  readonly #limit: number;
   readonly #controller = new AbortController();
   #load!: LoadRecord;
   #tasks!: Iterator<WindowTask, void, number | undefined>;
@@ -223,7 +224,7 @@ export class ExportStream extends Readable {
     this.dataset = describeDataset(ref);
     this.#prefetch = positiveInt(opts.prefetch, 1, 'prefetch', 0);
     this.#concurrency = positiveInt(opts.concurrency, 1, 'concurrency', 1);
-    if (opts.limit !== undefined) positiveInt(opts.limit, 1000, 'limit', 1);
+    this.#limit = positiveInt(opts.limit, 1000, 'limit', 1);
     if (opts.signal?.aborted) {
       queueMicrotask(this.#onAbort);
     } else {
@@ -260,7 +261,7 @@ export class ExportStream extends Readable {
       ref: this.dataset.ref,
       dataset: this.dataset.code,
       cursorField: this.dataset.cursorField,
-      limit: opts.limit ?? 1000,
+      limit: this.#limit,
       includeTotal: opts.includeTotal === true,
       split: { origin: this.#load.origin, end: this.#load.end, minSpanMs, sort: this.#load.sort },
       windowing: this.#load.windowing,
@@ -329,7 +330,7 @@ export class ExportStream extends Readable {
           return;
         }
         if (head.buffer.length > 0) {
-          if (!head.started) this.#startWindow(head);
+          this.#startWindow(head);
           const page = head.buffer.shift()!;
           if (this.#prefetch > 0 && !head.fetching && !head.done) {
             // Room was made: ask for the next page before handing this one over, and let that
@@ -347,7 +348,7 @@ export class ExportStream extends Readable {
         }
         if (head.failed) throw head.error;
         if (head.done) {
-          if (!head.started) this.#startWindow(head);
+          this.#startWindow(head);
           this.#slots.shift();
           this.stats.windows += 1;
           this.emit('window', { dataset: this.dataset.code, phase: 'end', window: head.task.window, index: head.index } satisfies WindowEvent);
@@ -364,7 +365,9 @@ export class ExportStream extends Readable {
     }
   }
 
+  /** Emits the window's start once, when its first page (or its end) reaches the head. */
   #startWindow(slot: Slot): void {
+    if (slot.started) return;
     slot.started = true;
     this.emit('window', { dataset: this.dataset.code, phase: 'start', window: slot.task.window, index: slot.index } satisfies WindowEvent);
   }

@@ -1,6 +1,6 @@
 // Deciding what a load reads (pure): a fresh initial load, an incremental load from the stored
 // high-water mark, or the rest of an unfinished load; and the windows that are left to read.
-import { Duration, DateTime, type DurationLikeObject } from 'luxon';
+import { Duration, type DurationLikeObject } from 'luxon';
 import { ConfigError } from '../client/errors.ts';
 import type { ValueMark } from './highwater.ts';
 import type { DatasetState, LoadPosition, LoadRecord } from './state.ts';
@@ -96,5 +96,5 @@ function* tasksOf(windows: Generator<Window, void, number | undefined>): Generat
 
 /** The floor of the lookback memory for a high-water value. */
 export function seenFloor(highWater: string, lookbackMs: number): string {
-  return DateTime.fromMillis(toMillis(highWater) - lookbackMs, { zone: 'utc' }).toJSDate().toISOString();
+  return isoOf(toMillis(highWater) - lookbackMs);
 }

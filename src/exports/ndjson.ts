@@ -3,6 +3,13 @@ import { Transform } from 'node:stream';
 
 const BATCH_BYTES = 64 * 1024;
 
+/** Rows as NDJSON text, one line each: a page's rows for a single write. */
+export function ndjsonText(rows: readonly unknown[]): string {
+  let text = '';
+  for (const row of rows) text += JSON.stringify(row) + '\n';
+  return text;
+}
+
 /**
  * An object-mode in, text out Transform writing one row per line. Lines are joined into chunks
  * of up to 64 KiB, so the sink sees a few large writes instead of one per row; a chunk is never

@@ -174,28 +174,25 @@ export function processAlive(pid: number): boolean {
  * of them is writing. A dead writer's pid reused by a new process keeps its file until that one
  * ends, which only costs disk. Failures here never fail the load: the litter is harmless.
  */
-export async function removeStaleTemps(path: string, alive: (pid: number) => boolean = processAlive): Promise<string[]> {
+async function removeStaleTemps(path: string): Promise<void> {
   const dir = dirname(path);
   const prefix = `.${basename(path)}.`;
   let names: string[];
   try {
     names = await readdir(dir);
   } catch {
-    return [];
+    return;
   }
-  const removed: string[] = [];
   for (const name of names) {
     if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
     const match = /^(\d+)\.(\d+)\.tmp$/.exec(name.slice(prefix.length));
     if (match === null) continue;
     const pid = Number(match[1]);
-    if (pid === process.pid || !Number.isSafeInteger(pid) || pid <= 0 || alive(pid)) continue;
+    if (pid === process.pid || !Number.isSafeInteger(pid) || pid <= 0 || processAlive(pid)) continue;
     try {
       await unlink(join(dir, name));
-      removed.push(name);
     } catch {
       // Gone already (another process cleaned it up) or not ours to remove: leave it.
     }
   }
-  return removed;
 }

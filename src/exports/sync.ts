@@ -8,6 +8,7 @@ import { LenderError } from '../client/errors.ts';
 import type { DatasetRef } from '../client/types.ts';
 import { SyncError } from './errors.ts';
 import { describeDataset, exportPages, type ExportOptions, type ExportStream } from './export-stream.ts';
+import { ndjsonText } from './ndjson.ts';
 import { fileState, type StateStore } from './state.ts';
 
 export interface SyncOptions extends Omit<ExportOptions, 'state' | 'resume' | 'stateKey' | 'since' | 'until' | 'sort'> {
@@ -32,10 +33,21 @@ export interface DatasetSyncSummary {
 
 export const DEFAULT_STATE_FILE = '.lender-state.json';
 
+/** The NDJSON file of a dataset in the sync folder. */
+function datasetFile(out: string, code: string): string {
+  return join(out, `${code}.ndjson`);
+}
+
+/** The summary of one dataset's stream once it has ended, as sync() returns it. */
+export function datasetSummary(stream: ExportStream, out: string): DatasetSyncSummary {
+  const code = stream.dataset.code;
+  return { dataset: code, file: datasetFile(out, code), mode: stream.loadMode ?? 'initial', ...stream.stats };
+}
+
 /** The available datasets of the live catalog, in catalog order. */
-export async function availableDatasets(api: ServiceApi, signal?: AbortSignal): Promise<DatasetRef[]> {
+export async function availableDatasets(api: ServiceApi, signal?: AbortSignal): Promise<{ section: string; dataset: string }[]> {
   const catalog = await api.catalog(signal === undefined ? {} : { signal });
-  const refs: DatasetRef[] = [];
+  const refs: { section: string; dataset: string }[] = [];
   for (const section of catalog.sections) {
     for (const d of section.datasets) if (d.available) refs.push({ section: section.code, dataset: d.code });
   }
@@ -63,7 +75,7 @@ export async function sync(
     const resolved = describeDataset(ref);
     // State is keyed by code whichever way the dataset was named, so the CLI and the catalog agree.
     const key = resolved.code;
-    const file = join(opts.out, `${resolved.code}.ndjson`);
+    const file = datasetFile(opts.out, resolved.code);
     const stream = exportPages(api, ref, { ...opts, resume: (await store.load(key)) ?? null, stateKey: key });
     opts.onStream?.(stream);
     // Opened at the first page: a dataset that fails before any (not available, say) leaves no
@@ -73,9 +85,7 @@ export async function sync(
       for await (const page of stream) {
         handle ??= await openForAppend(file);
         if (page.rows.length > 0) {
-          let text = '';
-          for (const row of page.rows) text += JSON.stringify(row) + '\n';
-          await handle.write(text);
+          await handle.write(ndjsonText(page.rows));
           await handle.datasync();
         }
         await store.save(key, page.checkpoint.state);
@@ -90,10 +100,7 @@ export async function sync(
     } finally {
       await handle?.close();
     }
-    summary[resolved.code] = {
-      dataset: resolved.code, file, mode: stream.loadMode ?? 'initial',
-      ...stream.stats,
-    };
+    summary[resolved.code] = datasetSummary(stream, opts.out);
   }
   if (Object.keys(failures).length > 0) throw new SyncError(summary, failures, refs.length);
   return summary;

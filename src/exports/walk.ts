@@ -134,8 +134,9 @@ export async function* walkWindow(
   // with rows in a row did not move it.
   let cursorsSinceAdvance = new Set<string>();
   let stalled = 0;
+  // The halves this window would be split into on a 504 (null at the minimum span).
+  const parts = splitWindow(window, ctx.split);
   for (;;) {
-    const parts = splitWindow(window, ctx.split);
     let body: ExportPageBody;
     try {
       body = await ctx.api.fetchPage(

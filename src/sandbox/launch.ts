@@ -116,6 +116,7 @@ export async function launchSandbox(options: SandboxOptions | undefined, factori
   }
 
   const authUrl = `https://${urlHost(resolved.host)}:${address.port}`;
+  const baseUrl = `${authUrl}/admin/v3`;
   const lenders: LenderAccount[] = ctx.tenants.map(({ lender, email, password, lenderPublicId }) => ({ lender, email, password, lenderPublicId }));
   let closing: Promise<void> | undefined;
 
@@ -123,7 +124,7 @@ export async function launchSandbox(options: SandboxOptions | undefined, factori
     host: resolved.host,
     port: address.port,
     authUrl,
-    baseUrl: `${authUrl}/admin/v3`,
+    baseUrl,
     ca: tls.cert,
     caFile: join(caDir, 'ca.pem'),
     lenders,
@@ -147,7 +148,7 @@ export async function launchSandbox(options: SandboxOptions | undefined, factori
       return `Sandbox { authUrl: '${authUrl}', lenders: [${lenders.map((l) => `'${l.lender}'`).join(', ')}] }`;
     },
     toJSON() {
-      return { authUrl, baseUrl: `${authUrl}/admin/v3`, lenders: lenders.map((l) => ({ lender: l.lender, lenderPublicId: l.lenderPublicId })) };
+      return { authUrl, baseUrl, lenders: lenders.map((l) => ({ lender: l.lender, lenderPublicId: l.lenderPublicId })) };
     },
   };
 }

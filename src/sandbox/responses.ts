@@ -1,5 +1,6 @@
 // Error bodies in the shape each kind of route documents (SPEC.md "Errors"): account and auth
 // routes answer `{ error }`, export routes `{ success: false, message, requestId }`.
+import { rejected } from './accounts/envelopes.ts';
 import type { RouteAuth, RouteResponse } from './contracts.ts';
 
 export const SERVER_ERROR_MESSAGE = 'Something went wrong. Please try again later.';
@@ -8,8 +9,11 @@ export function json(status: number, body: unknown, headers?: Readonly<Record<st
   return headers === undefined ? { status, body } : { status, body, headers };
 }
 
-function exportError(status: number, message: string, requestId: string): RouteResponse {
-  return json(status, { success: false, message, requestId });
+/** The error body of the export routes (the account and auth routes answer `{ error }`). */
+export function exportError(
+  status: number, message: string, requestId: string, headers?: Readonly<Record<string, string>>,
+): RouteResponse {
+  return json(status, { success: false, message, requestId }, headers);
 }
 
 export function unauthorized(auth: RouteAuth, requestId: string): RouteResponse {
@@ -49,7 +53,7 @@ export function tooLarge(auth: RouteAuth, limit: number, requestId: string): Rou
 export function invalidJson(auth: RouteAuth): RouteResponse {
   const message = 'Request body must be valid JSON.';
   return auth === 'accounts'
-    ? json(400, { code: 400, message: null, body: '', errors: [{ accountId: '', errors: [message] }] })
+    ? rejected([{ accountId: '', errors: [message] }])
     : json(400, { error: message });
 }
 
@@ -65,7 +69,7 @@ export function methodNotAllowed(
   const message = `Method ${method} is not allowed on ${path}; use ${allowed.join(' or ')}.`;
   const headers = { allow: allowed.join(', ') };
   return auth === 'export'
-    ? json(405, { success: false, message, requestId }, headers)
+    ? exportError(405, message, requestId, headers)
     : json(405, { error: message }, headers);
 }
 

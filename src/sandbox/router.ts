@@ -11,6 +11,8 @@ export type RouteMatch =
 interface CompiledRoute {
   readonly route: Route;
   readonly segments: readonly string[];
+  /** Parameter segments: fewer wins, so a literal segment beats a parameter. */
+  readonly dynamic: number;
 }
 
 function split(path: string): string[] {
@@ -50,7 +52,8 @@ export class Router {
     if (!route.pattern.startsWith('/')) throw new Error(`route pattern must start with '/': ${route.pattern}`);
     const duplicate = this.#routes.find((r) => r.route.method === route.method && r.route.pattern === route.pattern);
     if (duplicate !== undefined) throw new Error(`two routes for ${route.method} ${route.pattern}`);
-    this.#routes.push({ route, segments: split(route.pattern) });
+    const segments = split(route.pattern);
+    this.#routes.push({ route, segments, dynamic: segments.filter((s) => s.startsWith(':')).length });
   }
 
   get routes(): readonly Route[] {
@@ -64,7 +67,7 @@ export class Router {
     const allowed = new Set<string>();
     let pathAuth: RouteAuth | undefined;
     let best: { route: Route; params: Record<string, string>; dynamic: number } | undefined;
-    for (const { route, segments } of this.#routes) {
+    for (const { route, segments, dynamic } of this.#routes) {
       const params = matchSegments(segments, actual);
       if (params === undefined) continue;
       if (route.method !== method) {
@@ -73,7 +76,6 @@ export class Router {
         continue;
       }
       // A literal segment beats a parameter ('/exports/catalog' over '/exports/:section').
-      const dynamic = segments.filter((s) => s.startsWith(':')).length;
       if (best === undefined || dynamic < best.dynamic) best = { route, params, dynamic };
     }
     if (best !== undefined) return { kind: 'found', route: best.route, params: best.params };

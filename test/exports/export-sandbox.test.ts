@@ -10,17 +10,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileState, memoryState } from '../../src/exports/state.ts';
-import { sync } from '../../src/exports/sync.ts';
+import { availableDatasets, sync } from '../../src/exports/sync.ts';
 import { SyncError } from '../../src/exports/errors.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import type { SplitEvent } from '../../src/exports/walk.ts';
 import { drain, duplicateKeys, fixture, multiset, settle, type Fixture } from './helpers.ts';
 import { plainWalk } from '../helpers/plain-walk.ts';
-
-async function availableRefs(f: Fixture): Promise<{ section: string; dataset: string }[]> {
-  const catalog = await f.client.catalog();
-  return catalog.sections.flatMap((s) => s.datasets.filter((d) => d.available).map((d) => ({ section: s.code, dataset: d.code })));
-}
 
 describe('full walks', () => {
   let f: Fixture;
@@ -29,7 +24,7 @@ describe('full walks', () => {
 
   for (const sort of ['asc', 'desc'] as const) {
     test(`every available dataset, ${sort}: exactly the sandbox's rows, none twice`, async () => {
-      const refs = await availableRefs(f);
+      const refs = await availableDatasets(f.client);
       assert.ok(refs.length >= 15, `${refs.length} available datasets`);
       const kinds = new Set<string>();
       for (const ref of refs) {

@@ -12,20 +12,30 @@ const ROOT = resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathna
 const BIN = join(ROOT, 'bin', 'lender.mjs');
 const PROMPT = /lender> $/m;
 
-function tempHome(): string {
-  return mkdtempSync(join(tmpdir(), 'lender-repl-test-'));
-}
-
-function replEnv(home: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, LENDER_REPL_HISTORY: join(home, 'state', 'repl_history'), TERM: 'xterm' };
-  for (const k of ['LENDER_AUTH_URL', 'LENDER_SUBDOMAIN', 'LENDER_EMAIL', 'LENDER_PASSWORD', 'LENDER_DEBUG', 'XDG_STATE_HOME']) delete env[k];
-  return env;
-}
-
 const homes: string[] = [];
 after(() => {
   for (const h of homes) rmSync(h, { recursive: true, force: true });
 });
+
+/** A fresh HOME (removed after the file) and the REPL's environment in it. */
+function freshHome(): { home: string; env: NodeJS.ProcessEnv } {
+  const home = mkdtempSync(join(tmpdir(), 'lender-repl-test-'));
+  homes.push(home);
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, LENDER_REPL_HISTORY: join(home, 'state', 'repl_history'), TERM: 'xterm' };
+  for (const k of ['LENDER_AUTH_URL', 'LENDER_SUBDOMAIN', 'LENDER_EMAIL', 'LENDER_PASSWORD', 'LENDER_DEBUG', 'XDG_STATE_HOME']) delete env[k];
+  return { home, env };
+}
+
+/** `lender repl --sandbox` with piped stdin in a fresh HOME, killed once `body` is done. */
+async function withPipedRepl(body: (d: Driver, env: NodeJS.ProcessEnv, home: string) => Promise<void>): Promise<void> {
+  const { home, env } = freshHome();
+  const d = new Driver(process.execPath, [BIN, 'repl', '--sandbox'], env, home);
+  try {
+    await body(d, env, home);
+  } finally {
+    d.kill();
+  }
+}
 
 /** Reads the demo password from inside the REPL (the line itself is filtered from history). */
 async function demoPassword(d: Driver, enter: string): Promise<string> {
@@ -50,9 +60,7 @@ describe('lender repl --sandbox on a pseudo-terminal', () => {
   it('evaluates helpers and commands, stops a slow call on Ctrl-C, keeps a clean 0600 history', async () => {
     // Fails (not skips) without util-linux `script`: .ci/run runs on machines that have it.
     assert.ok(scriptAvailable(), 'util-linux `script` is needed to give the REPL a real terminal');
-    const home = tempHome();
-    homes.push(home);
-    const env = replEnv(home);
+    const { home, env } = freshHome();
     const command = `stty cols 250 rows 60; exec ${shellQuote(process.execPath)} ${shellQuote(BIN)} repl --sandbox`;
     const d = new Driver('script', ['-qfec', command, '/dev/null'], env, home);
     try {
@@ -115,12 +123,8 @@ describe('lender repl --sandbox on a pseudo-terminal', () => {
 });
 
 describe('lender repl --sandbox with piped stdin', () => {
-  it('evaluates, lists datasets, exits, and leaves a 0600 history without secrets', async () => {
-    const home = tempHome();
-    homes.push(home);
-    const env = replEnv(home);
-    const d = new Driver(process.execPath, [BIN, 'repl', '--sandbox'], env, home);
-    try {
+  it('evaluates, lists datasets, exits, and leaves a 0600 history without secrets', () =>
+    withPipedRepl(async (d, env) => {
       await d.waitFor(/Connected as demo/, 'the connected banner');
       d.write(`await rows('D07', {limit: 3})\n`);
       const rows = await d.waitFor(/3 rows of D07[\s\S]*?lender> /, 'three D07 rows');
@@ -138,16 +142,10 @@ describe('lender repl --sandbox with piped stdin', () => {
       d.write('.exit\n');
       assert.equal(await d.exited(), 0);
       checkHistory(env.LENDER_REPL_HISTORY!, password, ["await rows('D07', {limit: 3})", '.datasets', '1 + 41']);
-    } finally {
-      d.kill();
-    }
-  });
+    }));
 
-  it('.save writes the lines typed with mode 0600, leaving out the ones that hold a secret', async () => {
-    const home = tempHome();
-    homes.push(home);
-    const d = new Driver(process.execPath, [BIN, 'repl', '--sandbox'], replEnv(home), home);
-    try {
+  it('.save writes the lines typed with mode 0600, leaving out the ones that hold a secret', () =>
+    withPipedRepl(async (d, _env, home) => {
       await d.waitFor(/Connected as demo/, 'the connected banner');
       const password = await demoPassword(d, '\n');
       d.write(`const pw = '${password}'\n`);
@@ -164,23 +162,14 @@ describe('lender repl --sandbox with piped stdin', () => {
       assert.ok(text.includes('6 * 7'), text);
       assert.ok(!text.includes(password), 'the password was saved');
       assert.ok(!text.includes('old content'));
-    } finally {
-      d.kill();
-    }
-  });
+    }));
 
-  it('ends cleanly when stdin ends while a dot-command is still running', async () => {
-    const home = tempHome();
-    homes.push(home);
-    const d = new Driver(process.execPath, [BIN, 'repl', '--sandbox'], replEnv(home), home);
-    try {
+  it('ends cleanly when stdin ends while a dot-command is still running', () =>
+    withPipedRepl(async (d) => {
       // Before the session connects, so .whoami is still waiting when stdin closes; it then
       // answers into a closed REPL (Node 24 threw ERR_USE_AFTER_CLOSE on the prompt after it).
       d.write('.whoami\n');
       d.endInput();
       assert.equal(await d.exited(), 0, d.output);
-    } finally {
-      d.kill();
-    }
-  });
+    }));
 });

@@ -1,10 +1,11 @@
 // `lender export`: rows of one or more datasets as NDJSON on stdout (nothing else goes there),
 // progress on stderr.
 import { once } from 'node:events';
-import { datasetCodes, instantFlag, integerFlag, parseCommandArgs, windowFlag } from '../args.ts';
+import { datasetCodes, instantFlag, parseCommandArgs, progressFlag, readingFlags } from '../args.ts';
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connect } from '../connect.ts';
 import { exportPages, type ExportOptions } from '../../exports/export-stream.ts';
+import { ndjsonText } from '../../exports/ndjson.ts';
 import { ProgressLine } from '../../exports/progress.ts';
 import { fileState } from '../../exports/state.ts';
 
@@ -57,10 +58,8 @@ const command: Command = {
     if (sort !== undefined && sort !== 'asc' && sort !== 'desc') throw new UsageError(`--sort must be asc or desc, not '${sort}'`);
     const since = instantFlag(values.since, '--since');
     const until = instantFlag(values.until, '--until');
-    const window = windowFlag(values.window);
-    const limit = integerFlag(values.limit, '--limit', { max: 1000 });
-    const concurrency = integerFlag(values.concurrency, '--concurrency', { max: 32 });
-    const showProgress = values.progress === true || (io.stderr as { isTTY?: boolean }).isTTY === true;
+    const reading = readingFlags(values);
+    const showProgress = progressFlag(values.progress, io.stderr);
 
     // A closed pipe (`| head`) ends the export quietly: the reader has all it wanted.
     const stop = new AbortController();
@@ -82,10 +81,8 @@ const command: Command = {
           signal: stop.signal,
           ...(since !== undefined && { since }),
           ...(until !== undefined && { until }),
-          ...(window !== undefined && { window }),
-          ...(limit !== undefined && { limit }),
+          ...reading,
           ...(sort !== undefined && { sort }),
-          ...(concurrency !== undefined && { concurrency }),
           ...(state !== undefined && { state }),
           includeTotal: showProgress,
         };
@@ -93,9 +90,7 @@ const command: Command = {
         progress?.follow(stream);
         for await (const page of stream) {
           if (page.rows.length === 0) continue;
-          let text = '';
-          for (const row of page.rows) text += JSON.stringify(row) + '\n';
-          if (!io.stdout.write(text)) {
+          if (!io.stdout.write(ndjsonText(page.rows))) {
             await Promise.race([once(io.stdout, 'drain'), once(stop.signal, 'abort')]);
           }
           if (stop.signal.aborted) break;

@@ -3,10 +3,10 @@
 import { join, resolve } from 'node:path';
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connect } from '../connect.ts';
-import { datasetCodes, integerFlag, parseCommandArgs, windowFlag } from '../args.ts';
+import { datasetCodes, parseCommandArgs, progressFlag, readingFlags } from '../args.ts';
 import { ProgressLine } from '../../exports/progress.ts';
 import { fileState } from '../../exports/state.ts';
-import { DEFAULT_STATE_FILE, sync, type DatasetSyncSummary } from '../../exports/sync.ts';
+import { DEFAULT_STATE_FILE, datasetSummary, sync, type DatasetSyncSummary } from '../../exports/sync.ts';
 import { SyncError } from '../../exports/errors.ts';
 
 const OPTIONS = {
@@ -56,11 +56,9 @@ const command: Command = {
     const out = resolve(values.out);
     const datasets = values.datasets === undefined ? undefined : datasetCodes(values.datasets.split(',').filter((s) => s.trim() !== ''), 'dataset in --datasets');
     if (datasets !== undefined && datasets.length === 0) throw new UsageError('--datasets needs at least one code, e.g. D01,D07');
-    const window = windowFlag(values.window);
-    const limit = integerFlag(values.limit, '--limit', { max: 1000 });
-    const concurrency = integerFlag(values.concurrency, '--concurrency', { max: 32 });
+    const reading = readingFlags(values);
     const statePath = values.state === undefined ? join(out, DEFAULT_STATE_FILE) : resolve(values.state);
-    const showProgress = values.progress === true || (io.stderr as { isTTY?: boolean }).isTTY === true;
+    const showProgress = progressFlag(values.progress, io.stderr);
     const progress = showProgress ? new ProgressLine(io.stderr) : undefined;
 
     const connection = await connect(values, io);
@@ -70,12 +68,10 @@ const command: Command = {
         out,
         state: fileState(statePath),
         signal: io.signal,
-        ...(window !== undefined && { window }),
-        ...(limit !== undefined && { limit }),
-        ...(concurrency !== undefined && { concurrency }),
+        ...reading,
         onStream: (stream) => {
           progress?.follow(stream);
-          stream.once('end', () => summaries.push({ dataset: stream.dataset.code, file: join(out, `${stream.dataset.code}.ndjson`), mode: stream.loadMode ?? 'initial', ...stream.stats }));
+          stream.once('end', () => summaries.push(datasetSummary(stream, out)));
         },
       });
       io.stdout.write(JSON.stringify({ out, state: statePath, datasets: result }) + '\n');

@@ -44,12 +44,6 @@ function ddmmyyyy(ms: number): string {
   return `${pad(d.getUTCDate(), 2)}/${pad(d.getUTCMonth() + 1, 2)}/${d.getUTCFullYear()}`;
 }
 
-function digits(rng: Rng, count: number): string {
-  let out = '';
-  for (let i = 0; i < count; i += 1) out += String(rng.int(0, 9));
-  return out;
-}
-
 /** Cents as a decimal string with two places. */
 function money(cents: number): string {
   return `${Math.floor(cents / 100)}.${pad(cents % 100, 2)}`;
@@ -69,9 +63,9 @@ function makeDebtor(rng: Rng, n: number): DebtorFields {
   const lastName = rng.pick(LAST_NAMES);
   const birthYear = rng.int(1955, 2003);
   const birthDate = ddmmyyyy(Date.UTC(birthYear, rng.int(0, 11), rng.int(1, 28)));
-  const idNumber = country === 'ARE' ? `784-${birthYear}-${digits(rng, 7)}-${digits(rng, 1)}` : `${country === 'SAU' ? 1 : 9}${digits(rng, 9)}`;
-  const phones: { number: string; type?: string }[] = [{ number: `+9715${digits(rng, 8)}`, type: 'mobile' }];
-  if (rng.chance(0.3)) phones.push({ number: `+9714${digits(rng, 7)}`, type: 'work' });
+  const idNumber = country === 'ARE' ? `784-${birthYear}-${rng.digits(7)}-${rng.digits(1)}` : `${country === 'SAU' ? 1 : 9}${rng.digits(9)}`;
+  const phones: { number: string; type?: string }[] = [{ number: `+9715${rng.digits(8)}`, type: 'mobile' }];
+  if (rng.chance(0.3)) phones.push({ number: `+9714${rng.digits(7)}`, type: 'work' });
   const slug = `${firstName}.${lastName}`.toLowerCase().replace(/[^a-z.]/g, '');
   const emails = rng.chance(0.85) ? [{ email: `${slug}${n}@example.com`, type: 'personal' }] : [];
   const addresses = rng.chance(0.8)
@@ -80,7 +74,7 @@ function makeDebtor(rng: Rng, n: number): DebtorFields {
       street: `${rng.int(1, 400)} Street ${rng.int(1, 90)}`,
       city: rng.pick(CITIES[country] ?? []),
       area: `District ${rng.int(1, 30)}`,
-      zip: digits(rng, 5),
+      zip: rng.digits(5),
       country,
       type: 'home',
     }]
@@ -89,7 +83,7 @@ function makeDebtor(rng: Rng, n: number): DebtorFields {
     debtorCompanyId: `CUS-${pad(n, 7)}`, firstName, lastName, language, idNumber, birthDate, gender,
     nationality: NATIONALITY[country], phones, emails, addresses,
   };
-  if (rng.chance(0.3)) debtor.passportNumber = `P${digits(rng, 8)}`;
+  if (rng.chance(0.3)) debtor.passportNumber = `P${rng.digits(8)}`;
   return debtor as DebtorFields;
 }
 

@@ -43,7 +43,7 @@ export const GENDERS = ['male', 'female'] as const;
 const ADDRESS_FIELDS = ['externalId', 'street', 'city', 'area', 'zip', 'country', 'type'] as const;
 const OPTIONAL_STRINGS = ['idNumber', 'emiratesId', 'passportNumber', 'nationality', 'merchant'] as const;
 
-type Outcome<T> = { ok: true; value: T } | { ok: false; accountId: string; errors: string[] };
+export type Outcome<T> = { ok: true; value: T } | { ok: false; accountId: string; errors: string[] };
 
 function push(errors: string[], check: Check): void {
   if (check !== undefined) errors.push(check);
@@ -54,23 +54,29 @@ function checkStatus(value: unknown): Check {
   return typeof value === 'number' && ACCOUNT_STATUSES.includes(value) ? undefined : ACCOUNT_STATUS_MESSAGE;
 }
 
-function checkPhones(value: unknown, errors: string[]): void {
+/** An optional array of objects: each element that is an object goes to `checkItem` with its
+ * path (`phones[0]`), anything else is reported as not an object. */
+function checkObjectArray(
+  field: string, value: unknown, errors: string[], checkItem: (item: Record<string, unknown>, at: string) => void,
+): void {
   if (isAbsent(value)) return;
-  if (!Array.isArray(value)) return void errors.push('phones must be an array');
-  value.forEach((phone: unknown, i) => {
-    const at = `phones[${i}]`;
-    if (!isPlainObject(phone)) return void errors.push(`${at} must be an object`);
+  if (!Array.isArray(value)) return void errors.push(`${field} must be an array`);
+  value.forEach((item: unknown, i) => {
+    const at = `${field}[${i}]`;
+    if (!isPlainObject(item)) return void errors.push(`${at} must be an object`);
+    checkItem(item, at);
+  });
+}
+
+function checkPhones(value: unknown, errors: string[]): void {
+  checkObjectArray('phones', value, errors, (phone, at) => {
     push(errors, checkRequiredString(`${at}.number`, phone.number));
     push(errors, checkOptionalString(`${at}.type`, phone.type));
   });
 }
 
 function checkEmails(value: unknown, errors: string[]): void {
-  if (isAbsent(value)) return;
-  if (!Array.isArray(value)) return void errors.push('emails must be an array');
-  value.forEach((email: unknown, i) => {
-    const at = `emails[${i}]`;
-    if (!isPlainObject(email)) return void errors.push(`${at} must be an object`);
+  checkObjectArray('emails', value, errors, (email, at) => {
     const missing = checkRequiredString(`${at}.email`, email.email);
     if (missing !== undefined) errors.push(missing);
     else if (!isEmailLike(email.email as string)) errors.push(`${at}.email must be a valid email address`);
@@ -79,11 +85,7 @@ function checkEmails(value: unknown, errors: string[]): void {
 }
 
 function checkAddresses(value: unknown, errors: string[]): void {
-  if (isAbsent(value)) return;
-  if (!Array.isArray(value)) return void errors.push('addresses must be an array');
-  value.forEach((address: unknown, i) => {
-    const at = `addresses[${i}]`;
-    if (!isPlainObject(address)) return void errors.push(`${at} must be an object`);
+  checkObjectArray('addresses', value, errors, (address, at) => {
     for (const field of ADDRESS_FIELDS) push(errors, checkOptionalString(`${at}.${field}`, address[field]));
     const country = address.country;
     if (typeof country === 'string' && !isIsoAlpha3(country)) {
@@ -190,21 +192,30 @@ function normalise(raw: Record<string, unknown>): AccountInput {
 }
 
 /** The accountId a failed record is reported under (see the header comment). */
-export function errorAccountId(raw: unknown): string {
+function errorAccountId(raw: unknown): string {
   if (!isPlainObject(raw)) return '';
   const id = raw.accountId;
   return typeof id === 'string' && id.trim() !== '' ? id : '';
 }
 
-export function validateAccount(raw: unknown): Outcome<AccountInput> {
+/** One element of `accounts`, for either endpoint: its errors, or the record `build` makes of it. */
+export function validateRecord<T>(
+  raw: unknown,
+  errorsOf: (raw: Record<string, unknown>) => string[],
+  build: (raw: Record<string, unknown>) => T,
+): Outcome<T> {
   if (!isPlainObject(raw)) return { ok: false, accountId: '', errors: ['account must be an object'] };
-  const errors = accountErrors(raw);
+  const errors = errorsOf(raw);
   if (errors.length > 0) return { ok: false, accountId: errorAccountId(raw), errors };
-  return { ok: true, value: normalise(raw) };
+  return { ok: true, value: build(raw) };
+}
+
+export function validateAccount(raw: unknown): Outcome<AccountInput> {
+  return validateRecord(raw, accountErrors, normalise);
 }
 
 /** Folds per-record failures into one entry per accountId, in order of first failure. */
-export function mergeErrorEntries(failures: readonly { accountId: string; errors: readonly string[] }[]): AccountErrorEntry[] {
+function mergeErrorEntries(failures: readonly { accountId: string; errors: readonly string[] }[]): AccountErrorEntry[] {
   const byId = new Map<string, Set<string>>();
   for (const failure of failures) {
     let messages = byId.get(failure.accountId);
@@ -215,7 +226,7 @@ export function mergeErrorEntries(failures: readonly { accountId: string; errors
 }
 
 /** The request-level check shared by both account endpoints: `{ accounts: [...] }`. */
-export function readAccountsArray(body: unknown): { ok: true; items: readonly unknown[] } | { ok: false; errors: AccountErrorEntry[] } {
+function readAccountsArray(body: unknown): { ok: true; items: readonly unknown[] } | { ok: false; errors: AccountErrorEntry[] } {
   if (!isPlainObject(body) || isAbsent(body.accounts)) {
     return { ok: false, errors: [{ accountId: '', errors: ['accounts is required'] }] };
   }
@@ -225,18 +236,24 @@ export function readAccountsArray(body: unknown): { ok: true; items: readonly un
   return { ok: true, items: body.accounts };
 }
 
-/** Validates a whole request body. An empty `accounts` array is valid and queues nothing: the
- * spec does not forbid it, and a client flushing an empty batch should not see a failure. */
-export function validateAccountsRequest(body: unknown): Validated<AccountInput> {
+/** A whole request body of either endpoint: every element through `validateOne`; all records
+ * when every element passed, otherwise the failures merged per accountId. */
+export function validateRequest<T>(body: unknown, validateOne: (raw: unknown) => Outcome<T>): Validated<T> {
   const read = readAccountsArray(body);
   if (!read.ok) return read;
-  const records: AccountInput[] = [];
+  const records: T[] = [];
   const failures: { accountId: string; errors: string[] }[] = [];
   for (const item of read.items) {
-    const outcome = validateAccount(item);
+    const outcome = validateOne(item);
     if (outcome.ok) records.push(outcome.value);
     else failures.push(outcome);
   }
   if (failures.length > 0) return { ok: false, errors: mergeErrorEntries(failures) };
   return { ok: true, records };
+}
+
+/** Validates a whole request body. An empty `accounts` array is valid and queues nothing: the
+ * spec does not forbid it, and a client flushing an empty batch should not see a failure. */
+export function validateAccountsRequest(body: unknown): Validated<AccountInput> {
+  return validateRequest(body, validateAccount);
 }

@@ -1,7 +1,7 @@
 // Validation of the Account status update object of SPEC.md Endpoint 4. Pure: whether an account
 // exists is asked through a predicate, so the rule is tested without any state.
-import { checkRequiredString, isAbsent, isPlainObject } from './field-checks.ts';
-import { errorAccountId, mergeErrorEntries, readAccountsArray } from './validate-account.ts';
+import { checkRequiredString, isAbsent } from './field-checks.ts';
+import { validateRecord, validateRequest } from './validate-account.ts';
 import type { FlagOperation, StatusUpdateInput, Validated } from './types.ts';
 
 export const FLAG_STATUS_MESSAGE = 'Invalid status value. Accepted values: 5, 6';
@@ -30,25 +30,11 @@ export function statusUpdateErrors(raw: Record<string, unknown>, exists: Account
 }
 
 export function validateStatusUpdateRequest(body: unknown, exists: AccountExists): Validated<StatusUpdateInput> {
-  const read = readAccountsArray(body);
-  if (!read.ok) return read;
-  const records: StatusUpdateInput[] = [];
-  const failures: { accountId: string; errors: string[] }[] = [];
-  for (const item of read.items) {
-    if (!isPlainObject(item)) {
-      failures.push({ accountId: '', errors: ['account must be an object'] });
-      continue;
-    }
-    const errors = statusUpdateErrors(item, exists);
-    if (errors.length > 0) failures.push({ accountId: errorAccountId(item), errors });
-    else {
-      records.push({
-        status: item.status as FlagOperation,
-        debtorCompanyId: item.debtorCompanyId as string,
-        accountId: item.accountId as string,
-      });
-    }
-  }
-  if (failures.length > 0) return { ok: false, errors: mergeErrorEntries(failures) };
-  return { ok: true, records };
+  return validateRequest(body, (raw) =>
+    validateRecord(raw, (item) => statusUpdateErrors(item, exists), (item) => ({
+      status: item.status as FlagOperation,
+      debtorCompanyId: item.debtorCompanyId as string,
+      accountId: item.accountId as string,
+    })),
+  );
 }

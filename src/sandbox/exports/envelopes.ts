@@ -1,12 +1,9 @@
-// Response bodies of the export endpoints (SPEC.md Endpoints 5-6 and "Errors").
+// Response bodies of the export endpoints (SPEC.md Endpoints 5-6 and "Errors"); their error
+// body is exportError of ../responses.ts, shared with the server's own export-route errors.
 import type { RouteResponse } from '../contracts.ts';
 
 export function exportOk(body: unknown): RouteResponse {
   return { status: 200, body: { code: 200, message: 'success', body, errors: [] } };
-}
-
-export function exportError(status: number, message: string, requestId: string): RouteResponse {
-  return { status, body: { success: false, message, requestId } };
 }
 
 export const MESSAGES = {

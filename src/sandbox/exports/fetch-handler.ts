@@ -4,7 +4,8 @@ import { type DatasetCode, datasetInfo, SCHEMA_VERSION, sectionInfo } from '../.
 import type { RouteRequest, RouteResponse, SandboxStats } from '../contracts.ts';
 import { type Availability, isAvailable } from './catalog.ts';
 import { CursorError, type CursorKey, decodeCursor, encodeCursor } from './cursor.ts';
-import { exportError, exportOk, MESSAGES } from './envelopes.ts';
+import { exportError, unauthorized } from '../responses.ts';
+import { exportOk, MESSAGES } from './envelopes.ts';
 import { isoOrNull, type PageQuery, parsePageQuery, QueryError } from './query.ts';
 import { readPage } from './read-page.ts';
 import type { ExportStore } from './store.ts';
@@ -22,7 +23,7 @@ export interface FetchSettings {
 
 export function handleFetch(req: RouteRequest, store: ExportStore, settings: FetchSettings, stats: SandboxStats): RouteResponse {
   const tenant = req.tenant;
-  if (tenant === undefined) return exportError(401, 'Access denied. Invalid token.', req.requestId);
+  if (tenant === undefined) return unauthorized('export', req.requestId);
   const section = sectionInfo(req.params['sectionCode'] ?? '');
   if (section === undefined) return exportError(404, MESSAGES.unknownSection, req.requestId);
   const info = datasetInfo(req.params['datasetCode'] ?? '');

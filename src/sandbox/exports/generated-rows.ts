@@ -49,7 +49,7 @@ function ref(r: RowContext, code: DatasetCode, id: number): string {
 }
 
 function ownUuid(r: RowContext, code: DatasetCode): string {
-  return uuidFor(tableKey(r.seed, r.tenantIndex, code), r.id);
+  return ref(r, code, r.id);
 }
 
 function isoDate(ms: number): string {
@@ -58,6 +58,12 @@ function isoDate(ms: number): string {
 
 function iso(ms: number): string {
   return new Date(ms).toISOString();
+}
+
+/** A moment between the row's creation and its cursor value, drawn from the version's stream:
+ * when a version was paid, logged in, and the like. */
+function sinceCreated(r: RowContext): number {
+  return r.createdMs + Math.floor(r.ver.next() * (r.cursorMs - r.createdMs));
 }
 
 const DAY = 86_400_000;
@@ -105,7 +111,7 @@ const GENERATORS: Readonly<Record<GeneratedCode, (r: RowContext) => RawRecord>> 
     const status = initial === 'PENDING' && r.version > 0 ? r.ver.pickWeighted([['SUCCESS', 4], ['FAILED', 1]] as const) : initial;
     const settled = status === 'SUCCESS' && r.base.chance(0.8);
     // Paid between creation and the last update, whichever version this is.
-    const paidMs = r.createdMs + Math.floor(r.ver.next() * (r.cursorMs - r.createdMs));
+    const paidMs = sinceCreated(r);
     return {
       id: r.id, lender_id: r.lenderId, borrower_id: parentId(r, 5), card_fingerprint: r.base.digits(16),
       public_id: ownUuid(r, 'D07'),
@@ -143,7 +149,7 @@ const GENERATORS: Readonly<Record<GeneratedCode, (r: RowContext) => RawRecord>> 
       amount: r.base.int(10, 300) * 10,
       due_date: isoDate(r.createdMs + r.base.int(-20, 40) * DAY),
       status: paid ? 'PAID' : r.base.pickWeighted([['PENDING', 3], ['MISSED', 1]] as const),
-      paid_at: paid ? iso(r.createdMs + Math.floor(r.ver.next() * (r.cursorMs - r.createdMs))) : null,
+      paid_at: paid ? iso(sinceCreated(r)) : null,
       ...r.stamps,
     };
   },
@@ -303,7 +309,7 @@ const GENERATORS: Readonly<Record<GeneratedCode, (r: RowContext) => RawRecord>> 
       dob: `${birthYear}-${String(r.base.int(1, 12)).padStart(2, '0')}-${String(r.base.int(1, 28)).padStart(2, '0')}`,
       ip_address: ip(r.ver),
       is_active: r.version === 0 ? true : r.ver.chance(0.9),
-      last_login_at: iso(r.createdMs + Math.floor(r.ver.next() * (r.cursorMs - r.createdMs))),
+      last_login_at: iso(sinceCreated(r)),
       ...r.stamps,
     };
   },

@@ -72,7 +72,7 @@ export class GeneratedTable implements ExportTable {
     const ids = new Uint32Array(n);
     let ownSeen = 0;
     for (let i = 0; i < n; i++) {
-      ts[i] = i > 0 && this.#isTie(i) ? ts[i - 1]! : this.#freshTs(i);
+      ts[i] = this.#isTie(i) ? ts[i - 1]! : this.#freshTs(i);
       ids[i] = i + 1;
       if (own[i] === 1) this.#ownIds[ownSeen++] = i + 1;
     }
