@@ -106,7 +106,7 @@ async function connectSandbox(io: CommandIo, clientOptions: ClientOptions): Prom
   }
 }
 
-async function readPasswordFile(path: string): Promise<string> {
+export async function readPasswordFile(path: string): Promise<string> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');

@@ -117,7 +117,7 @@ describe('faults and token expiry', () => {
   });
   after(() => f.close());
 
-  test('with 500/504/reset faults and a 1 s token, every load equals the clean one', async () => {
+  test('with 500/504/reset faults and a 1 s token, every load equals the clean one', async (t) => {
     const clean = new Map<string, string[]>();
     for (const code of codes) clean.set(code, multiset(await drain<ExportRow>(exportRows(f.client, code, { limit: 40 }))));
     f.sandbox.setFaults({ faults: { 500: 0.06, 504: 0.04, reset: 0.04 } });
@@ -135,7 +135,8 @@ describe('faults and token expiry', () => {
     assert.ok(stats.faultsInjected - before.faultsInjected > 5, 'faults were injected');
     assert.ok(stats.refreshes + stats.logins - before.refreshes - before.logins > 0, 'the token was renewed mid-load');
     assert.ok(retries > 0, 'retries were reported');
-    assert.ok(splits >= 0);
+    // How many 504s landed on a window that could still be split is up to chance; reported, not asserted.
+    t.diagnostic(`retries=${retries} splits=${splits}`);
   });
 });
 

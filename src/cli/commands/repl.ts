@@ -1,10 +1,9 @@
-// `lender repl [--sandbox]`: an interactive shell, already logged in (repl/start.ts).
-import { readFile } from 'node:fs/promises';
+// `lender repl [--sandbox]`: an interactive shell, already logged in (src/repl/start.ts).
 import { integerFlag, parseCommandArgs } from '../args.ts';
 import { EXIT, UsageError, type Command } from '../command.ts';
-import { CONNECTION_HELP, CONNECTION_OPTIONS } from '../connect.ts';
+import { CONNECTION_HELP, CONNECTION_OPTIONS, readPasswordFile } from '../connect.ts';
 import { version } from '../../client/version.ts';
-import { ConfigError, MissingCredentialsError } from '../../client/errors.ts';
+import { MissingCredentialsError } from '../../client/errors.ts';
 import { openSession, type SessionOptions } from '../../session.ts';
 import { HISTORY_ENV } from '../../repl/history.ts';
 
@@ -48,7 +47,7 @@ const command: Command = {
       options = { sandbox: { ...(seed !== undefined ? { seed } : {}), ...(scale !== undefined ? { scale } : {}) }, env: io.env };
       connectingTo = 'an embedded sandbox';
     } else {
-      const password = values['password-file'] === undefined ? undefined : await readPassword(values['password-file']);
+      const password = values['password-file'] === undefined ? undefined : await readPasswordFile(values['password-file']);
       options = {
         authUrl: values['auth-url'], lender: values.lender, email: values.email, password, caFile: values['ca-file'], env: io.env,
       };
@@ -83,14 +82,5 @@ const command: Command = {
     return code === 0 ? EXIT.ok : EXIT.failure;
   },
 };
-
-async function readPassword(path: string): Promise<string> {
-  try {
-    const text = await readFile(path, 'utf8');
-    return text.replace(/\r?\n$/, '');
-  } catch (error) {
-    throw new ConfigError(`Could not read the password file ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`);
-  }
-}
 
 export default command;
