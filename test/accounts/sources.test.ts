@@ -225,3 +225,24 @@ describe('format detection', () => {
     assert.deepEqual(values(forced.items), [[1]]);
   });
 });
+
+describe('the input behind a source', () => {
+  it('is closed when the reader stops early, in both formats', async () => {
+    for (const format of ['json', 'ndjson'] as const) {
+      let closed = false;
+      async function* input(): AsyncGenerator<Buffer> {
+        try {
+          yield Buffer.from(format === 'json' ? '[{"a":1},' : '{"a":1}\n');
+          for (let i = 0; i < 1000; i += 1) yield Buffer.from(format === 'json' ? '{"a":2},' : '{"a":2}\n');
+        } finally {
+          closed = true;
+        }
+      }
+      for await (const record of readRecords(input())) {
+        assert.ok(record !== undefined);
+        break;
+      }
+      assert.equal(closed, true, `${format}: the input was left open`);
+    }
+  });
+});

@@ -9,12 +9,14 @@
 // Bytes that are not UTF-8 end the document the same way, with their position: they are decoded
 // strictly (utf8.ts) instead of turning into U+FFFD, which would change a record silently.
 import { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { parser } from 'stream-json';
 import { pick } from 'stream-json/filters/pick.js';
 import { streamArray } from 'stream-json/streamers/stream-array.js';
 import { jsonVerifier } from 'stream-json/utils/verifier.js';
 import { SourceRecord } from '../source-record.ts';
 import { StrictUtf8Decoder } from './utf8.ts';
+import { replay } from './replay.ts';
 
 export interface JsonErrorPosition {
   /** 1-based. */
@@ -120,11 +122,6 @@ async function peekFirstCharacter(text: AsyncIterator<string>): Promise<{ head: 
   }
 }
 
-async function* replay(head: string[], rest: AsyncIterator<string>): AsyncGenerator<string> {
-  yield* head;
-  for (let next = await rest.next(); next.done !== true; next = await rest.next()) yield next.value;
-}
-
 export async function* readJson(input: AsyncIterable<Buffer | string>): AsyncGenerator<SourceRecord> {
   const text = new VerifiedText();
   const chunks = text.read(input);
@@ -168,6 +165,9 @@ export async function* readJson(input: AsyncIterable<Buffer | string>): AsyncGen
   } finally {
     for (const stream of [source, tokens, elements]) stream.destroy();
     picker?.destroy();
+    // Destroying the source closes the input behind it asynchronously; wait, so a reader that
+    // stopped early never leaves a file open behind it.
+    await finished(source).catch(() => undefined);
   }
   if (parseError !== undefined || text.failure !== undefined || text.encodingFailure !== undefined) {
     throw translate(parseError, text, read);

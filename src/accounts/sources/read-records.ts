@@ -4,6 +4,7 @@ import { detectFormat, type SourceFormat } from './detect-format.ts';
 import { readJson } from './json.ts';
 import { readNdjson, type NdjsonOptions } from './ndjson.ts';
 import type { MalformedRecord, SourceRecord } from '../source-record.ts';
+import { replay } from './replay.ts';
 
 export interface ReadRecordsOptions extends NdjsonOptions {
   /** Default 'auto'. */
@@ -29,15 +30,7 @@ async function sniff(input: AsyncIterable<Buffer | string>): Promise<{ format: S
     text += typeof next.value === 'string' ? next.value : next.value.toString('utf8');
     format = detectFormat(text, text.length >= MAX_SNIFF);
   }
-  async function* replay(): AsyncGenerator<Buffer | string> {
-    try {
-      yield* head;
-      for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) yield next.value;
-    } finally {
-      await iterator.return?.();
-    }
-  }
-  return { format, chunks: replay() };
+  return { format, chunks: replay(head, iterator) };
 }
 
 export async function* readRecords(
