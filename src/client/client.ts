@@ -4,6 +4,7 @@
 // see what happens underneath.
 import { EventEmitter } from 'node:events';
 import { inspect, type InspectOptionsStylized } from 'node:util';
+import type { Dispatcher } from 'undici';
 import { requestLogin } from '../auth/endpoints.ts';
 import { Session } from '../auth/session.ts';
 import { createAccountWriter, type AccountWriter, type AccountWriterOptions } from '../accounts/account-writer.ts';
@@ -36,6 +37,8 @@ export interface ClientOptions {
   keepPassword?: boolean;
   /** Sockets per origin. Default 16. */
   connections?: number;
+  /** Send requests through this undici dispatcher instead of the client's own agent (see TransportOptions). */
+  dispatcher?: Dispatcher;
 }
 
 export interface LoginOptions extends ClientOptions {
@@ -347,5 +350,6 @@ function transportOptions(options: ClientOptions): ConstructorParameters<typeof 
     ca: options.ca,
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.connections !== undefined ? { connections: options.connections } : {}),
+    ...(options.dispatcher !== undefined ? { dispatcher: options.dispatcher } : {}),
   };
 }

@@ -4,7 +4,7 @@
 // headers (and so the bearer token).
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import { Agent } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { CertificateError, ConfigError, NetworkError, RequestTimeoutError } from './errors.ts';
 import { assertHttps } from './config.ts';
 import { abortErrorFrom } from './abort.ts';
@@ -19,6 +19,12 @@ export interface TransportOptions {
   connections?: number;
   /** Idle time before a kept-alive socket is closed. Default 10 s. */
   keepAliveTimeoutMs?: number;
+  /**
+   * Send every request through this undici dispatcher instead of an agent of the transport's own
+   * (a proxy agent, or an in-memory service in tests). Its connections, TLS settings included,
+   * are its own; `ca` and `connections` then do not apply. The URL must still be https.
+   */
+  dispatcher?: Dispatcher;
 }
 
 /** A request body that is JSON text already: sent verbatim, not serialised again. */
@@ -55,14 +61,14 @@ const CERTIFICATE_CODES = new Set([
 ]);
 
 export class Transport {
-  readonly #agent: Agent;
+  readonly #agent: Dispatcher;
   readonly #timeoutMs: number;
   /** HTTP requests handed to the network, for client.stats. */
   sent = 0;
 
   constructor(options: TransportOptions = {}) {
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.#agent = new Agent({
+    this.#agent = options.dispatcher ?? new Agent({
       connections: options.connections ?? 16,
       keepAliveTimeout: options.keepAliveTimeoutMs ?? 10_000,
       // The overall timer below is the real limit; these only stop a socket idling forever.

@@ -394,7 +394,7 @@ export class ExportStream extends Readable {
       const slot: Slot = {
         task, index: this.#windowIndex++, units: grown ? units : 1, sawRows: task.cursor !== null,
         buffer: [], fetching: false, done: false, failed: false, error: undefined, started: false,
-        gen: grown ? walkGrownWindow(this.#walk, task.window) : walkWindow(this.#walk, task.window, task.cursor, task.last),
+        gen: grown ? walkGrownWindow(this.#walk, task.window) : walkWindow(this.#walk, task.window, { cursor: task.cursor, delivered: task.last }),
       };
       this.#slots.push(slot);
       this.#lastSlot = slot;

@@ -104,7 +104,7 @@ export async function* walkGrownWindow(ctx: WalkContext, window: Window): AsyncG
     if (!(error instanceof GatewayTimeoutError)) throw error;
     const into = regridWindow(window, null, ctx.windowing, ctx.split);
     ctx.onSplit({ dataset: ctx.dataset, window, into, midWindow: false });
-    for (const part of into) yield* walkWindow(ctx, part, null, null);
+    for (const part of into) yield* walkWindow(ctx, part, { cursor: null, delivered: null });
     return;
   }
   if (body.meta?.cursorField) ctx.cursorField = body.meta.cursorField;
@@ -116,19 +116,29 @@ export async function* walkGrownWindow(ctx: WalkContext, window: Window): AsyncG
   }
   // The probe's row is not delivered: the first one-unit window reads it again, in order.
   const first = body.rows.length > 0 ? cursorValueOf(body.rows[0]!, ctx.cursorField) : null;
-  for (const part of regridWindow(window, first, ctx.windowing, ctx.split)) yield* walkWindow(ctx, part, null, null);
+  for (const part of regridWindow(window, first, ctx.windowing, ctx.split)) yield* walkWindow(ctx, part, { cursor: null, delivered: null });
 }
 
-export async function* walkWindow(
-  ctx: WalkContext,
-  window: Window,
-  cursor: string | null,
-  last: ValueMark | null,
-  /** Rows of this window that an earlier, wider read delivered already. */
-  skip: ValueMark | null = null,
-): AsyncGenerator<WalkedPage> {
+/**
+ * Where a window walk starts: the page after `cursor` (null: the window's first page), and the
+ * last rows of this window delivered so far, by any read of it (an earlier, wider read cut short
+ * by a 504, or a run before a crash). One mark for both, so a walk that is itself cut short
+ * hands on everything delivered, however many times a window is split.
+ */
+export interface WindowStart {
+  cursor: string | null;
+  delivered: ValueMark | null;
+}
+
+export async function* walkWindow(ctx: WalkContext, window: Window, from: WindowStart): AsyncGenerator<WalkedPage> {
   const key = ctx.rowKey ?? rowKey;
-  const filters = [...ctx.loadFilters, boundaryFilter(skip, key)];
+  let cursor = from.cursor;
+  let delivered = from.delivered;
+  // A read from the window's inclusive start meets the delivered rows at its first value again,
+  // and so does a run resumed part-way through such a read.
+  const filters = [...ctx.loadFilters, boundaryFilter(delivered, key)];
+  // What this walk itself has read, for the loop guard: re-reading delivered rows is progress.
+  let read: ValueMark | null = null;
   let askTotal = ctx.includeTotal && cursor === null;
   // Loop guard state: cursors answered since the walk last moved forward, and how many pages
   // with rows in a row did not move it.
@@ -158,17 +168,14 @@ export async function* walkWindow(
           status: error.status, serverMessage: error.serverMessage, requestId: error.requestId, cause: error,
         });
       }
-      // Part-way through, only the unread rest is split; rows delivered at its boundary value
-      // are re-read by the inclusive bound and dropped by id.
-      const delivered = cursor !== null ? last : null;
+      // Once rows were delivered only the rest is split, from the last delivered value on; the
+      // first part starts with the same mark, so its inclusive bound drops them again.
       const midWindow = delivered !== null;
       const rest = delivered !== null ? remainderOf(window, delivered.value, ctx.split.sort) : window;
       const into = midWindow ? splitWindow(rest, ctx.split) ?? [rest] : parts;
       ctx.onSplit({ dataset: ctx.dataset, window, into, midWindow });
-      let first = true;
-      for (const part of into) {
-        yield* walkWindow(ctx, part, null, null, first ? delivered : null);
-        first = false;
+      for (const [i, part] of into.entries()) {
+        yield* walkWindow(ctx, part, { cursor: null, delivered: i === 0 ? delivered : null });
       }
       return;
     }
@@ -183,7 +190,7 @@ export async function* walkWindow(
     }
     askTotal = false;
     const next = body.pagination.nextCursor;
-    const advanced = movesPast(last, body.rows, ctx.cursorField, ctx.split.sort, key);
+    const advanced = movesPast(read, body.rows, ctx.cursorField, ctx.split.sort, key);
     if (advanced) {
       stalled = 0;
       cursorsSinceAdvance = new Set();
@@ -207,8 +214,9 @@ export async function* walkWindow(
       cursorsSinceAdvance.add(next);
     }
     const rows = applyFilters(body.rows, filters, ctx.cursorField);
-    last = advanceLast(last, body.rows, ctx.cursorField, key);
-    yield { window, body, rows, last };
+    read = advanceLast(read, body.rows, ctx.cursorField, key);
+    delivered = advanceLast(delivered, body.rows, ctx.cursorField, key);
+    yield { window, body, rows, last: delivered };
     // The only end of a window: short and empty pages are followed.
     if (next === null) return;
     cursor = next;
