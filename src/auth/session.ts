@@ -6,12 +6,16 @@ import { inspect, type InspectOptionsStylized } from 'node:util';
 import type { RefreshEvent, RetryEvent, RetryPolicy } from '../client/api.ts';
 import { raceAbort } from '../client/abort.ts';
 import { AuthenticationError, LenderError, SessionExpiredError } from '../client/errors.ts';
+import { redactError, redactText } from '../client/redact.ts';
 import type { Transport } from '../client/transport.ts';
 import type { LoginSession } from '../client/types.ts';
 import { requestLogin, requestRefresh } from './endpoints.ts';
 import { refreshDueAt } from './jwt.ts';
 
 const RETRY_PROACTIVE_AFTER_MS = 5_000;
+/** Tokens replaced by a renewal still count as secrets for a while: a request sent with one
+ * may fail after the renewal, and its error may quote it. */
+const RETIRED_KEPT = 4;
 
 export interface SessionDeps {
   transport: Transport;
@@ -44,6 +48,7 @@ export class Session {
   readonly #deps: SessionDeps;
   #refreshAt: number | undefined;
   #inflight: Promise<string> | undefined;
+  #retired: string[] = [];
 
   constructor(init: SessionInit, deps: SessionDeps) {
     this.authUrl = init.authUrl;
@@ -89,6 +94,24 @@ export class Session {
     if (this.#inflight !== undefined) return raceAbort(this.#inflight, signal);
     if (rejected !== this.#token) return this.#token;
     return raceAbort(this.#renew('expired'), signal);
+  }
+
+  /** `error` (and its causes) with this session's password and tokens cut out, in place. */
+  redact<T>(error: T): T {
+    return redactError(error, this.#secrets());
+  }
+
+  /** `text` with this session's password and tokens, and any bearer token or JWT, cut out. */
+  redactText(text: string): string {
+    return redactText(text, this.#secrets());
+  }
+
+  #secrets(): string[] {
+    return [this.#token, this.#refreshToken, this.#password, ...this.#retired].filter((s): s is string => s !== undefined);
+  }
+
+  #retire(secret: string): void {
+    this.#retired = [secret, ...this.#retired.filter((s) => s !== secret)].slice(0, RETIRED_KEPT);
   }
 
   /** Renews now (e.g. an explicit client.refresh()), joining a renewal already under way. */
@@ -146,6 +169,7 @@ export class Session {
         { status: error.status, serverMessage: error.serverMessage, cause: error },
       );
     }
+    if (tokens.refreshToken !== this.#refreshToken) this.#retire(this.#refreshToken);
     this.#refreshToken = tokens.refreshToken;
     this.#lenderPublicId = tokens.lenderPublicId;
     this.#setToken(tokens.token);
@@ -154,6 +178,7 @@ export class Session {
   }
 
   #setToken(token: string): void {
+    if (token !== this.#token) this.#retire(this.#token);
     this.#token = token;
     this.#refreshAt = refreshDueAt(token, this.#now());
   }

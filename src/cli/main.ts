@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EXIT, UsageError, type Command, type CommandIo } from './command.ts';
 import { LenderError } from '../client/errors.ts';
+import { redactText } from '../client/redact.ts';
 import { version } from '../client/version.ts';
 
 // Sub-commands load lazily so `lender export` does not pay for the sandbox or the REPL. They must
@@ -56,15 +57,18 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     io.stdout.write(command.help.trimEnd() + '\n');
     return EXIT.ok;
   }
+  // Client errors arrive scrubbed; this also covers errors from anywhere else, and the password
+  // the environment holds, so no failure line can print a credential.
+  const safe = (text: string): string => redactText(text, [io.env.LENDER_PASSWORD]);
   try {
     return await command.run(rest, io);
   } catch (error) {
     if (error instanceof UsageError) {
-      io.stderr.write(`lender ${name}: ${error.message}\nRun 'lender ${name} --help' for usage.\n`);
+      io.stderr.write(`lender ${name}: ${safe(error.message)}\nRun 'lender ${name} --help' for usage.\n`);
       return EXIT.usage;
     }
     if (error instanceof LenderError) {
-      io.stderr.write(`lender ${name}: ${error.message}\n`);
+      io.stderr.write(`lender ${name}: ${safe(error.message)}\n`);
       return EXIT.failure;
     }
     if (io.signal.aborted) {
@@ -72,8 +76,8 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
       return EXIT.failure;
     }
     const message = error instanceof Error ? error.message : String(error);
-    io.stderr.write(`lender ${name}: ${message}\n`);
-    if (io.env.LENDER_DEBUG) io.stderr.write(`${(error as Error)?.stack ?? ''}\n`);
+    io.stderr.write(`lender ${name}: ${safe(message)}\n`);
+    if (io.env.LENDER_DEBUG) io.stderr.write(`${safe((error as Error)?.stack ?? '')}\n`);
     return EXIT.failure;
   }
 }

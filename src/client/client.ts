@@ -17,6 +17,7 @@ import { sync, type DatasetSyncSummary, type SyncOptions } from '../exports/sync
 import type { AccountsRequestOptions, RefreshEvent, RequestOptions, RetryEvent, RetryPolicy, ServiceApi } from './api.ts';
 import { baseUrlOf, resolveConfig, normalizeAuthUrl, type ConnectionOptions } from './config.ts';
 import { AuthenticationError, LenderError } from './errors.ts';
+import { redactError } from './redact.ts';
 import { envelopeBody, errorFromResponse, isObject, protocolError, successObject, type ResponseContext } from './responses.ts';
 import { resolvePolicy, withRetry } from './retry.ts';
 import { RawJsonBody, Transport, type TransportResponse } from './transport.ts';
@@ -129,7 +130,8 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
       return client;
     } catch (error) {
       await transport.close();
-      throw error;
+      // A gateway may have echoed the login body: the password must not ride out on the error.
+      throw redactError(error, [options.password]);
     }
   }
 
@@ -168,20 +170,34 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
   /** Renews the access token now (SPEC.md Endpoint 2), or logs in again if the refresh token is refused. */
   async refresh(opts: Pick<RequestOptions, 'signal'> = {}): Promise<void> {
     this.#assertOpen();
-    await this.#session.renew(opts.signal);
+    try {
+      await this.#session.renew(opts.signal);
+    } catch (error) {
+      throw this.#session.redact(error);
+    }
+  }
+
+  /**
+   * `text` with this client's password, access and refresh tokens, and anything that looks like a
+   * bearer token or JWT, replaced by "[redacted]": for logging text that may quote a server.
+   * Errors from the client are already scrubbed this way.
+   */
+  redact(text: string): string {
+    return this.#session.redactText(text);
   }
 
   /** The live catalog (Endpoint 5): availability comes from the service, not the static table. */
   async catalog(opts: RequestOptions = {}): Promise<Catalog> {
     const path = `/lenders/${this.#lenderSegment()}/exports/catalog`;
     const ctx: ResponseContext = { endpoint: 'export', method: 'GET', path: '' };
-    const res = await this.#call('GET', path, undefined, undefined, ctx, opts);
-    const body = envelopeBody(res, ctx);
-    if (typeof body.schemaVersion !== 'string' || !Array.isArray(body.sections) ||
-      !body.sections.every((s) => isObject(s) && typeof s.code === 'string' && Array.isArray(s.datasets))) {
-      throw protocolError(res, ctx, 'the catalog body lacks schemaVersion or a sections list with datasets');
-    }
-    return body as unknown as Catalog;
+    return this.#call('GET', path, undefined, undefined, ctx, opts, (res) => {
+      const body = envelopeBody(res, ctx);
+      if (typeof body.schemaVersion !== 'string' || !Array.isArray(body.sections) ||
+        !body.sections.every((s) => isObject(s) && typeof s.code === 'string' && Array.isArray(s.datasets))) {
+        throw protocolError(res, ctx, 'the catalog body lacks schemaVersion or a sections list with datasets');
+      }
+      return body as unknown as Catalog;
+    });
   }
 
   /** One page of Endpoint 6. A code alone is resolved through the static catalog ('D07' => S2/D07). */
@@ -192,14 +208,15 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
       endpoint: 'export', method: 'GET', path: '', section: address.section, dataset: address.dataset,
       hadCursor: query.cursor !== undefined,
     };
-    const res = await this.#call('GET', path, pageQueryString(query), undefined, ctx, opts);
-    const body = envelopeBody(res, ctx);
-    const pagination = body.pagination;
-    if (!Array.isArray(body.rows) || !isObject(pagination) || !isObject(body.meta) ||
-      !(typeof pagination.nextCursor === 'string' || pagination.nextCursor === null)) {
-      throw protocolError(res, ctx, 'the page body lacks rows, pagination.nextCursor or meta');
-    }
-    return body as unknown as ExportPageBody;
+    return this.#call('GET', path, pageQueryString(query), undefined, ctx, opts, (res) => {
+      const body = envelopeBody(res, ctx);
+      const pagination = body.pagination;
+      if (!Array.isArray(body.rows) || !isObject(pagination) || !isObject(body.meta) ||
+        !(typeof pagination.nextCursor === 'string' || pagination.nextCursor === null)) {
+        throw protocolError(res, ctx, 'the page body lacks rows, pagination.nextCursor or meta');
+      }
+      return body as unknown as ExportPageBody;
+    });
   }
 
   /** Endpoint 3: create, update or withdraw accounts. Upserts, so a retried request is harmless. */
@@ -277,8 +294,7 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
     }
     // The same text JSON.stringify({ accounts }) would give, built from the caller's texts.
     const body = json === undefined ? { accounts } : new RawJsonBody(`{"accounts":[${json.join(',')}]}`);
-    const res = await this.#call('POST', path, undefined, body, ctx, opts);
-    return successObject(res, ctx) as unknown as AccountsAccepted;
+    return this.#call('POST', path, undefined, body, ctx, opts, (res) => successObject(res, ctx) as unknown as AccountsAccepted);
   }
 
   #lenderSegment(): string {
@@ -291,14 +307,30 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
 
   #onRetry(event: RetryEvent): void {
     this.#retries += 1;
+    this.#session.redact(event.error);
     this.emit('retry', event);
+  }
+
+  /**
+   * Every authenticated call, its 2xx body read by `read`. Every error of the call, the body's
+   * included, leaves through here and so is scrubbed of the session's secrets.
+   */
+  async #call<T>(
+    method: 'GET' | 'POST', path: string, query: string | undefined, body: unknown,
+    ctx: ResponseContext, opts: RequestOptions, read: (res: TransportResponse) => T,
+  ): Promise<T> {
+    try {
+      return read(await this.#send(method, path, query, body, ctx, opts));
+    } catch (error) {
+      throw this.#session.redact(error);
+    }
   }
 
   /**
    * One authenticated call: retried per policy on transient failures; a 401 renews the token
    * (single-flight, shared with concurrent calls) and the call is sent once more.
    */
-  async #call(
+  async #send(
     method: 'GET' | 'POST', path: string, query: string | undefined, body: unknown,
     ctx: ResponseContext, opts: RequestOptions,
   ): Promise<TransportResponse> {

@@ -1,10 +1,12 @@
 // Typed errors, one per documented error case (SPEC.md "Errors"). Every `message` is one plain
 // sentence a user can act on, and none ever contains a password or token.
+import { inspect } from 'node:util';
+import { redactText } from './redact.ts';
 
 export interface LenderErrorDetails {
   /** HTTP status, when the error came from a response. */
   status?: number;
-  /** The message the server sent, verbatim. */
+  /** The message the server sent, verbatim except for anything that looks like a credential. */
   serverMessage?: string;
   /** The export endpoints' requestId, when the server sent one. */
   requestId?: string;
@@ -20,11 +22,14 @@ export class LenderError extends Error {
   readonly requestId: string | undefined;
   readonly retryAfterMs: number | undefined;
 
+  // Whatever built the error, server text in it is scrubbed here: a bearer token or JWT never
+  // reaches a message, a field or a cause. The client also cuts its session's own secrets out
+  // (redactError) before an error leaves it.
   constructor(message: string, details: LenderErrorDetails = {}) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    super(redactText(message), details.cause === undefined ? undefined : { cause: safeCause(details.cause) });
     this.status = details.status;
-    this.serverMessage = details.serverMessage;
-    this.requestId = details.requestId;
+    this.serverMessage = optionalText(details.serverMessage);
+    this.requestId = optionalText(details.requestId);
     this.retryAfterMs = details.retryAfterMs;
   }
 
@@ -32,6 +37,30 @@ export class LenderError extends Error {
   get retryable(): boolean {
     return false;
   }
+}
+
+function optionalText(text: string | undefined): string | undefined {
+  return text === undefined ? undefined : redactText(text);
+}
+
+/**
+ * A cause fit to keep: LenderErrors as they are (scrubbed when made); any other error becomes a
+ * copy holding only its name, code, message, stack and cause, scrubbed, because errors of
+ * libraries (undici's, say) may carry the request's headers.
+ */
+function safeCause(cause: unknown, depth = 0): unknown {
+  if (cause instanceof LenderError) return cause;
+  if (typeof cause === 'string') return redactText(cause);
+  if (!(cause instanceof Error)) {
+    return cause === null || typeof cause !== 'object' ? cause : redactText(inspect(cause, { depth: 2, breakLength: Infinity }));
+  }
+  const copy = new Error(redactText(cause.message));
+  copy.name = cause.name;
+  copy.stack = redactText(cause.stack ?? `${cause.name}: ${cause.message}`);
+  const code = (cause as { code?: unknown }).code;
+  if (typeof code === 'string' || typeof code === 'number') (copy as Error & { code?: unknown }).code = code;
+  if (cause.cause !== undefined && depth < 4) copy.cause = safeCause(cause.cause, depth + 1);
+  return copy;
 }
 
 /** Bad options or configuration, found before any request. */
@@ -86,7 +115,7 @@ export class DatasetUnavailableError extends LenderError {
   readonly dataset: string;
   constructor(dataset: string, message: string, details: LenderErrorDetails = {}) {
     super(message, details);
-    this.dataset = dataset;
+    this.dataset = redactText(dataset);
   }
 }
 
@@ -101,7 +130,8 @@ export class ValidationError extends LenderError {
   readonly failures: AccountFailure[];
   constructor(message: string, failures: AccountFailure[], details: LenderErrorDetails = {}) {
     super(message, details);
-    this.failures = failures;
+    // The service's per-account texts are server words like any other.
+    this.failures = failures.map((f) => ({ accountId: redactText(f.accountId), errors: f.errors.map((e) => redactText(e)) }));
   }
 }
 

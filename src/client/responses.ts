@@ -5,6 +5,7 @@ import {
   ProtocolError, ServerError, UnknownDatasetError, UnknownSectionError, ValidationError,
   type AccountFailure, type LenderErrorDetails,
 } from './errors.ts';
+import { redactText } from './redact.ts';
 import { parseRetryAfter } from './retry.ts';
 import type { TransportResponse } from './transport.ts';
 
@@ -42,13 +43,13 @@ function tryParseJson(text: string): { ok: true; value: unknown } | { ok: false 
   }
 }
 
-// JWTs and other long opaque strings are masked so an excerpt can never carry a token.
-const JWT = /eyJ[\w-]*\.[\w-]*\.?[\w-]*/g;
+// Bearer tokens, JWTs and other long opaque strings are masked so an excerpt can never carry a
+// token, even one the client does not know (a token of another session echoed by a gateway).
 const OPAQUE = /[A-Za-z0-9+/_=-]{32,}/g;
 
 /** A short, single-line, secret-free excerpt of a body for an error message. */
 export function excerpt(text: string, max = 80): string {
-  const flat = text.replace(JWT, '[token]').replace(OPAQUE, '[…]').replace(/\s+/g, ' ').trim();
+  const flat = redactText(text).replace(OPAQUE, '[…]').replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }
 

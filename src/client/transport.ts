@@ -74,7 +74,9 @@ export class Transport {
       // The overall timer below is the real limit; these only stop a socket idling forever.
       headersTimeout: this.#timeoutMs,
       bodyTimeout: this.#timeoutMs,
-      connect: options.ca === undefined ? {} : { ca: trustedCas(options.ca) },
+      // Explicit: Node's default for this option comes from an environment variable that can
+      // turn verification off for the whole process; an explicit true cannot be.
+      connect: { rejectUnauthorized: true, ...(options.ca === undefined ? {} : { ca: trustedCas(options.ca) }) },
     });
   }
 

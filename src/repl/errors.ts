@@ -1,6 +1,7 @@
 // Errors as one readable line. The full stack is one `.stack` away (or always, with
 // LENDER_DEBUG=1), because a stack is noise for "dataset not available" and gold for a bug.
 import { LenderError } from '../client/errors.ts';
+import { redactText } from '../client/redact.ts';
 
 const INTERRUPTED = 'ERR_SCRIPT_EXECUTION_INTERRUPTED';
 
@@ -10,7 +11,12 @@ export function isInterrupt(error: unknown): boolean {
   return e.code === INTERRUPTED || e.code === 'ABORT_ERR' || e.name === 'AbortError';
 }
 
+/** One line for an error; credential-shaped text is cut, whoever made the error (user code too). */
 export function oneLine(error: unknown): string {
+  return redactText(describe(error));
+}
+
+function describe(error: unknown): string {
   if (isInterrupt(error)) return 'Interrupted: the running call was stopped (Ctrl-C).';
   if (error instanceof LenderError) {
     const extra = [error.status !== undefined ? `HTTP ${error.status}` : '', error.requestId ? `requestId ${error.requestId}` : '']
@@ -31,6 +37,10 @@ function isErrorLike(error: unknown): error is Error {
 }
 
 export function stackOf(error: unknown): string {
+  return redactText(fullStack(error));
+}
+
+function fullStack(error: unknown): string {
   if (isErrorLike(error)) {
     let text = error.stack ?? `${error.name}: ${error.message}`;
     let cause = error.cause;

@@ -5,6 +5,7 @@ import { clearLine, cursorTo } from 'node:readline';
 import repl, { type REPLServer } from 'node:repl';
 import { inspect } from 'node:util';
 import type { LenderSession } from '../session/context.ts';
+import { redactText } from '../client/redact.ts';
 import { looksSensitive } from '../session/secrets.ts';
 import { TextTable, barChart, type TableOptions } from '../session/table.ts';
 import { fileState, memoryState } from '../exports/state.ts';
@@ -40,7 +41,13 @@ export function runRepl(opts: ReplOptions): Promise<number> {
   const debug = Boolean(opts.env.LENDER_DEBUG);
   const state: ReplState = { session: undefined, lastError: undefined, connectError: undefined, ready: opts.session };
 
-  const out = (text: string) => opts.output.write(text.endsWith('\n') ? text : `${text}\n`);
+  // Everything the REPL prints (results, errors, news) may quote a server or hold a value the user
+  // fetched: the session's password and tokens, and anything credential-shaped, are cut out.
+  const scrub = (text: string): string => {
+    const session = state.session;
+    return session === undefined ? redactText(text) : redactText(session.client.redact(text), session.knownSecrets());
+  };
+  const out = (text: string) => opts.output.write(scrub(text.endsWith('\n') ? text : `${text}\n`));
   // For news that arrives while the prompt shows (the session connected): in a terminal it takes
   // the prompt's line, and the caller draws the prompt again below it with what was typed so far.
   const announce = (text: string): void => {
@@ -62,7 +69,7 @@ export function runRepl(opts: ReplOptions): Promise<number> {
     ignoreUndefined: true,
     // Lets Ctrl-C reach us while a top-level await is pending (Node buffers keys otherwise).
     breakEvalOnSigint: true,
-    writer: (value: unknown) => inspect(value, { colors: terminal, depth: 4, breakLength: 100 }),
+    writer: (value: unknown) => scrub(inspect(value, { colors: terminal, depth: 4, breakLength: 100 })),
   });
 
   // ---- Ctrl-C: abort what the running evaluation started, stay in the REPL.

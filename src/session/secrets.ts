@@ -1,13 +1,15 @@
 // What counts as a secret in text the REPL keeps (history) or a notebook saves (outputs).
 // Two strengths: history refuses any line that merely looks sensitive, because a refused line
 // costs nothing; output scans look only for real secret values, because outputs legitimately
-// mention words like "token" (e.g. a 'refresh' event).
+// mention words like "token" (e.g. a 'refresh' event). Cutting secrets out of text that is
+// printed anyway is src/client/redact.ts; these only detect.
+import { MIN_SECRET_LENGTH } from '../client/redact.ts';
 
 /** JWTs (the service's tokens are JWTs): base64url of '{"' is 'eyJ'. */
 const JWT = /eyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}/;
+/** A bearer credential as a header would carry it; redactText leaves none. */
+const BEARER = /Bearer\s+\S{8,}/i;
 const SENSITIVE_WORDS = /pass(?:word|wd)|token|secret|bearer|authorization|credential/i;
-/** Shorter values would match too much ordinary text to be worth scanning for. */
-const MIN_SECRET_LENGTH = 6;
 
 function usable(secrets: Iterable<string | undefined>): string[] {
   const out: string[] = [];
@@ -21,7 +23,7 @@ export function looksSensitive(line: string, knownSecrets: Iterable<string | und
   return usable(knownSecrets).some((s) => line.includes(s));
 }
 
-/** Secret values (or JWT-looking strings) found in text; empty when it is clean. Never
+/** Secret values (or JWT- or bearer-looking strings) found in text; empty when it is clean. Never
  * returns the value itself, only what kind was found, so the report cannot leak it either. */
 export function findLeaks(text: string, knownSecrets: Iterable<string | undefined> = []): string[] {
   const found: string[] = [];
@@ -29,5 +31,6 @@ export function findLeaks(text: string, knownSecrets: Iterable<string | undefine
     if (text.includes(s)) found.push(`known secret #${i + 1}`);
   });
   if (JWT.test(text)) found.push('a JWT-looking string');
+  if (BEARER.test(text)) found.push('a bearer token');
   return found;
 }

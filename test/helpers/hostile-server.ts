@@ -1,7 +1,8 @@
 // A tiny HTTPS server that logs a client in like the service, then answers the export endpoints
 // badly on purpose: truncated JSON, HTML error pages, wrong content types, a 200 of the wrong
-// shape, and cursors that never end. Its certificate is made with `selfsigned` at start and
-// trusted by the client through `ca`, so certificate checks stay on.
+// shape, and cursors that never end; or, like a gateway in debug mode, answers with an error that
+// echoes what it received (the Authorization header, the login body). Its certificate is made
+// with `selfsigned` at start and trusted by the client through `ca`, so certificate checks stay on.
 import { randomUUID } from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -20,10 +21,33 @@ export type HostileMode =
   | 'endless-empty' // every page: no rows and a new nextCursor
   | 'redirect'; // 307 to `redirectTo` (e.g. a plain-http address), login included
 
+/** The endpoint families, as the echo setting names them. */
+export type EchoFamily = 'login' | 'refresh' | 'catalog' | 'export' | 'accounts' | 'status';
+
+export interface EchoSettings {
+  /** Families answered with the echo; the others answer as usual. */
+  families: readonly EchoFamily[];
+  status: number;
+  /** A status for some families other than `status` (a 401 on the catalog, then a 403 on refresh). */
+  statusOf?: Partial<Record<EchoFamily, number>>;
+  /** 'json': the service's error fields (message, error, requestId, errors[]) each quoting the
+   * request; 'text': a plain-text page quoting it. */
+  format: 'json' | 'text';
+  /** Echo this many requests, then answer as usual. Default: every one. */
+  times?: number;
+}
+
 export interface HostileServer {
   readonly authUrl: string;
   readonly ca: string;
   readonly lenderPublicId: string;
+  /** The access and refresh tokens every login hands out (JWT-shaped). */
+  readonly token: string;
+  readonly refreshToken: string;
+  /** When set, requests of its families are answered with an error echoing the request. */
+  echo: EchoSettings | undefined;
+  /** Requests answered with an echo since the last reset(). */
+  echoed: number;
   mode: HostileMode;
   /** Export page requests answered since the last reset(). */
   pages: number;
@@ -82,7 +106,32 @@ export async function startHostileServer(): Promise<HostileServer> {
   const refreshToken = `${b64url({ alg: 'none', typ: 'JWT' })}.${b64url({ lenderId: lenderPublicId, typ: 'refresh', iat: now, exp: now + 7200 })}.c2ln`;
   let counter = 0;
 
-  const state = { mode: 'ok' as HostileMode, pages: 0, logins: 0, loginToo: false, redirectTo: 'http://127.0.0.1:9/' };
+  const state = {
+    mode: 'ok' as HostileMode, pages: 0, logins: 0, loginToo: false, redirectTo: 'http://127.0.0.1:9/',
+    echo: undefined as EchoSettings | undefined, echoed: 0,
+  };
+
+  /** Answers with the echo when the settings ask for it; false when the request goes on as usual. */
+  const echo = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, family: EchoFamily, received: string): boolean => {
+    const settings = state.echo;
+    if (settings === undefined || !settings.families.includes(family)) return false;
+    if (settings.times !== undefined && state.echoed >= settings.times) return false;
+    state.echoed += 1;
+    const authorization = req.headers.authorization ?? '(none)';
+    const said = `Request refused by gateway: authorization=${authorization} headers=${JSON.stringify(req.headers)} body=${received}`;
+    const status = settings.statusOf?.[family] ?? settings.status;
+    if (settings.format === 'text') {
+      res.writeHead(status, { 'content-type': 'text/plain', 'x-request-id': authorization });
+      res.end(said);
+      return true;
+    }
+    res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': authorization });
+    res.end(JSON.stringify({
+      success: false, message: said, error: said, requestId: authorization,
+      errors: [{ accountId: authorization, errors: [said, received] }],
+    }));
+    return true;
+  };
 
   const bad = (res: import('node:http').ServerResponse, mode: HostileMode): boolean => {
     switch (mode) {
@@ -122,13 +171,20 @@ export async function startHostileServer(): Promise<HostileServer> {
   };
 
   const server = https.createServer({ key: pems.private, cert: pems.cert }, (req, res) => {
-    req.resume();
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'https://x');
       const json = (status: number, body: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
       };
+      const family = familyOf(url.pathname);
+      if (family !== undefined && echo(req, res, family, Buffer.concat(chunks).toString('utf8'))) return;
+      if (family === 'accounts' || family === 'status') {
+        json(202, { code: 202, message: 'accepted', body: 'accepted', errors: [] });
+        return;
+      }
       if (url.pathname.endsWith('/login') || url.pathname.endsWith('/refresh-token')) {
         state.logins += 1;
         if (state.loginToo && bad(res, state.mode)) return;
@@ -166,6 +222,12 @@ export async function startHostileServer(): Promise<HostileServer> {
     authUrl: `https://127.0.0.1:${port}`,
     ca: pems.cert,
     lenderPublicId,
+    token,
+    refreshToken,
+    get echo() { return state.echo; },
+    set echo(e: EchoSettings | undefined) { state.echo = e; },
+    get echoed() { return state.echoed; },
+    set echoed(n: number) { state.echoed = n; },
     get mode() { return state.mode; },
     set mode(m: HostileMode) { state.mode = m; },
     get pages() { return state.pages; },
@@ -179,12 +241,23 @@ export async function startHostileServer(): Promise<HostileServer> {
     reset() {
       state.pages = 0;
       state.logins = 0;
+      state.echoed = 0;
     },
     close() {
       server.closeAllConnections();
       return new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+function familyOf(pathname: string): EchoFamily | undefined {
+  if (pathname.endsWith('/login')) return 'login';
+  if (pathname.endsWith('/refresh-token')) return 'refresh';
+  if (pathname.endsWith('/exports/catalog')) return 'catalog';
+  if (pathname.includes('/exports/')) return 'export';
+  if (pathname.endsWith('/accounts/update-status')) return 'status';
+  if (pathname.endsWith('/accounts')) return 'accounts';
+  return undefined;
 }
 
 export const HOSTILE_ROW = ROW;
