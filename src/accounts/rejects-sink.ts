@@ -5,9 +5,9 @@
 // JSON.stringify's recursion, a cycle, a BigInt. Its line must still be written (the rejects file
 // accounts for every reject), so such a record is replaced by `recordPreview`, a short JSON-like
 // text of its start, and the line says so by having no `record` field.
-import { createWriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
+import { privateWriteStream } from '../private-files.ts';
 import { isNestedDeeperThan, MAX_RECORD_DEPTH } from './nesting.ts';
 import { previewValue } from './preview.ts';
 
@@ -32,7 +32,8 @@ export class RejectsSink {
 
   constructor(target: Writable | NodeJS.WritableStream | string) {
     this.#owned = typeof target === 'string';
-    this.#stream = typeof target === 'string' ? createWriteStream(target, { flags: 'w' }) : target;
+    // Rejected records are personal data in clear (names, national ids, phones): owner-only.
+    this.#stream = typeof target === 'string' ? privateWriteStream(target, 'w') : target;
   }
 
   /** false when the stream wants the writer to wait for 'drain'. */

@@ -3,7 +3,9 @@
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ConfigError } from '../client/errors.ts';
+import { openPrivate } from '../private-files.ts';
 import type { ValueMark } from './highwater.ts';
+import { acquireStateLock, lockPathOf, processAlive, type StateLock } from './state-lock.ts';
 import type { Window, Windowing } from './windows.ts';
 
 /** Where a load stands: the last page delivered. `cursor: null` means that window is done. */
@@ -45,6 +47,26 @@ export interface DatasetState {
 export interface StateStore {
   load(key: string): Promise<DatasetState | undefined>;
   save(key: string, state: DatasetState): Promise<void>;
+  /**
+   * Optional: an exclusive hold on the state for one run at a time. sync() takes it for its run
+   * and releases it at the end; a store without it is not locked.
+   */
+  lock?(): Promise<StateLock>;
+}
+
+export interface FileStateStore extends StateStore {
+  readonly path: string;
+  /** `<path>.lock`, present while a run holds the state. */
+  readonly lockPath: string;
+  /**
+   * Takes the state's lock (creating `lockPath`), or rejects with a StateLockedError naming the
+   * run that holds it. Holds taken through one store nest (the store is one owner: a caller that
+   * locked it can pass it to sync(), which takes a hold of its own), and the lock file goes once
+   * every one was released. sync() takes a hold itself; load and save do not (reading a state
+   * never waits for a running sync), so code that runs `exportRows(client, code, { state })`
+   * takes one around that.
+   */
+  lock(): Promise<StateLock>;
 }
 
 /** A store in memory; for tests and for callers that persist checkpoints themselves. */
@@ -75,10 +97,14 @@ interface StateFile {
  * a temporary file in the same folder is written and fsynced, then renamed over the old one, so
  * a crash leaves either the previous state or the new one, never a torn file.
  */
-export function fileState(path: string): StateStore & { readonly path: string } {
+export function fileState(path: string): FileStateStore {
   let cache: Promise<StateFile> | undefined;
   let queue: Promise<unknown> = Promise.resolve();
   let counter = 0;
+  const lockPath = lockPathOf(path);
+  let locked: Promise<StateLock> | undefined;
+  let holds = 0;
+  let unlocking: Promise<void> = Promise.resolve();
 
   const read = (): Promise<StateFile> => {
     cache ??= (async () => {
@@ -109,7 +135,8 @@ export function fileState(path: string): StateStore & { readonly path: string } 
     await mkdir(dirname(path), { recursive: true });
     counter += 1;
     const tmp = join(dirname(path), tempName(basename(path), process.pid, counter));
-    const handle = await open(tmp, 'w');
+    // Renamed over the state, so its mode becomes the state file's: owner only.
+    const handle = await openPrivate(tmp, 'w');
     try {
       await handle.writeFile(JSON.stringify(file, null, 1));
       await handle.sync();
@@ -128,8 +155,57 @@ export function fileState(path: string): StateStore & { readonly path: string } 
     }
   };
 
+  const release = (lock: StateLock): Promise<void> => {
+    holds -= 1;
+    if (holds > 0) return Promise.resolve();
+    locked = undefined;
+    unlocking = (async () => {
+      // Saves asked for under the lock are written before it goes. An export stream asks for each
+      // save once the one before is written, so wait until no new one follows.
+      let pending: Promise<unknown>;
+      do {
+        pending = queue;
+        await pending;
+        await new Promise((resolve) => setImmediate(resolve));
+      } while (pending !== queue);
+      await lock.release();
+    })();
+    return unlocking;
+  };
+
   return {
     path,
+    lockPath,
+    lock() {
+      if (locked === undefined) {
+        const attempt = unlocking.then(() => acquireStateLock(lockPath));
+        locked = attempt;
+        // A refused attempt is forgotten, so that a later call tries again.
+        attempt.catch(() => {
+          if (locked === attempt) locked = undefined;
+        });
+      }
+      // Counted at once: a hold released meanwhile must not remove the file this call will share.
+      holds += 1;
+      return locked.then(
+        (lock) => {
+          let released = false;
+          return {
+            path: lock.path,
+            holder: lock.holder,
+            release: async () => {
+              if (released) return;
+              released = true;
+              await release(lock);
+            },
+          };
+        },
+        (error: unknown) => {
+          holds -= 1;
+          throw error;
+        },
+      );
+    },
     async load(key) {
       // A save already asked for is part of the state: a load started right after it sees it.
       await queue;
@@ -155,24 +231,17 @@ function tempName(name: string, pid: number, n: number): string {
   return `.${name}.${pid}.${n}.tmp`;
 }
 
-/** Whether a process with this id exists. EPERM means it does, under another user. */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
-}
+// Moved to the lock module, which needs it too; still exported from here for existing callers.
+export { processAlive };
 
 /**
  * Removes the temporary files a process killed mid-save left next to the state file (the rename
  * never happened, so they hold nothing the state file lacks). Only files of this state file whose
  * writer is gone: a live process's file may be about to be renamed, and this process's own are
  * written by another store on the same path. Two live processes sharing one state file is a bug
- * of its own (each rewrites the other's datasets); this at least never deletes a file that one
- * of them is writing. A dead writer's pid reused by a new process keeps its file until that one
- * ends, which only costs disk. Failures here never fail the load: the litter is harmless.
+ * of its own (each rewrites the other's datasets; the lock keeps sync and export from it); this
+ * at least never deletes a file that one of them is writing. A dead writer's pid reused by a new
+ * process keeps its file until that one ends, which only costs disk. Failures here never fail the load: the litter is harmless.
  */
 async function removeStaleTemps(path: string): Promise<void> {
   const dir = dirname(path);

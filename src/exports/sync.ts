@@ -1,11 +1,12 @@
 // sync(): initial-then-incremental loads of datasets into <out>/<code>.ndjson. Per page the
 // rows are appended and flushed to disk first, and only then is the state saved: a crash can
 // make the re-run write the last unsaved page again, never skip one.
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { mkdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ServiceApi } from '../client/api.ts';
 import { LenderError } from '../client/errors.ts';
 import type { DatasetRef } from '../client/types.ts';
+import { openPrivate } from '../private-files.ts';
 import { SyncError } from './errors.ts';
 import { describeDataset, exportPages, type ExportOptions, type ExportStream } from './export-stream.ts';
 import { ndjsonText } from './ndjson.ts';
@@ -14,7 +15,8 @@ import { fileState, type StateStore } from './state.ts';
 export interface SyncOptions extends Omit<ExportOptions, 'state' | 'resume' | 'stateKey' | 'since' | 'until' | 'sort'> {
   /** Folder of the NDJSON files. */
   out: string;
-  /** Default: a file state at <out>/.lender-state.json. */
+  /** Default: a file state at <out>/.lender-state.json. Its lock is held for the run (see
+   * StateStore.lock): a second sync of the same state is refused with a StateLockedError. */
   state?: StateStore;
   /** Called with each dataset's stream before it is read, e.g. to show progress. */
   onStream?: (stream: ExportStream) => void;
@@ -59,15 +61,30 @@ export async function availableDatasets(api: ServiceApi, signal?: AbortSignal): 
  * per dataset code. A dataset whose load fails with a service error (unavailable, retries
  * exhausted) does not stop the others: once all were tried, a SyncError carries the summary of
  * those loaded and the failures. An abort (signal) stops after the page being written, with its
- * state saved.
+ * state saved. Another run holding the state's lock: a StateLockedError before anything is written.
  */
 export async function sync(
   api: ServiceApi,
   datasets: readonly DatasetRef[] | undefined,
   opts: SyncOptions,
 ): Promise<Record<string, DatasetSyncSummary>> {
-  await mkdir(opts.out, { recursive: true });
   const store = opts.state ?? fileState(join(opts.out, DEFAULT_STATE_FILE));
+  // Two runs on one state would both append every row: the second stops here.
+  const lock = await store.lock?.();
+  try {
+    await mkdir(opts.out, { recursive: true });
+    return await syncLocked(api, datasets, opts, store);
+  } finally {
+    await lock?.release();
+  }
+}
+
+async function syncLocked(
+  api: ServiceApi,
+  datasets: readonly DatasetRef[] | undefined,
+  opts: SyncOptions,
+  store: StateStore,
+): Promise<Record<string, DatasetSyncSummary>> {
   const refs = datasets ?? (await availableDatasets(api, opts.signal));
   const summary: Record<string, DatasetSyncSummary> = {};
   const failures: Record<string, LenderError> = {};
@@ -108,10 +125,11 @@ export async function sync(
 
 /**
  * Opens the file for appending, first cutting a torn last line left by a crash mid-write: that
- * line belongs to a page whose state was never saved, so the re-run writes it again whole.
+ * line belongs to a page whose state was never saved, so the re-run writes it again whole. The
+ * rows are personal data: the file is owner-only.
  */
 async function openForAppend(path: string): Promise<FileHandle> {
-  const handle = await open(path, 'a+');
+  const handle = await openPrivate(path, 'a+');
   try {
     const { size } = await handle.stat();
     if (size > 0) {

@@ -37,6 +37,8 @@ Options:
   --concurrency N       windows read at once, rows still in order (default 1)
   --state FILE          resume an interrupted export, or after a completed one export only
                         what changed since (incremental); the file is created if missing
+                        (mode 600), and FILE.lock beside it keeps a second run of the same
+                        state from starting while this one runs
   --progress            progress on stderr even when it is not a terminal
 
 ${CONNECTION_HELP}
@@ -60,56 +62,61 @@ const command: Command = {
     const until = instantFlag(values.until, '--until');
     const reading = readingFlags(values);
     const showProgress = progressFlag(values.progress, io.stderr);
-
-    // A closed pipe (`| head`) ends the export quietly: the reader has all it wanted.
-    const stop = new AbortController();
-    let pipeClosed = false;
-    const onStdoutError = (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') pipeClosed = true;
-      stop.abort(error);
-    };
-    io.stdout.on('error', onStdoutError);
-    const onAbort = () => stop.abort(io.signal.reason);
-    io.signal.addEventListener('abort', onAbort, { once: true });
-
-    const connection = await connect(values, io);
-    const progress = showProgress ? new ProgressLine(io.stderr) : undefined;
+    const state = values.state === undefined ? undefined : fileState(values.state);
+    // Taken before anything is sent or written: a second run of the same state stops at once.
+    const lock = await state?.lock();
     try {
-      const state = values.state === undefined ? undefined : fileState(values.state);
-      for (const code of datasets) {
-        const opts: ExportOptions = {
-          signal: stop.signal,
-          ...(since !== undefined && { since }),
-          ...(until !== undefined && { until }),
-          ...reading,
-          ...(sort !== undefined && { sort }),
-          ...(state !== undefined && { state }),
-          includeTotal: showProgress,
-        };
-        const stream = exportPages(connection.client, code, opts);
-        progress?.follow(stream);
-        for await (const page of stream) {
-          if (page.rows.length === 0) continue;
-          if (!io.stdout.write(ndjsonText(page.rows))) {
-            await Promise.race([once(io.stdout, 'drain'), once(stop.signal, 'abort')]);
+      // A closed pipe (`| head`) ends the export quietly: the reader has all it wanted.
+      const stop = new AbortController();
+      let pipeClosed = false;
+      const onStdoutError = (error: NodeJS.ErrnoException) => {
+        if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') pipeClosed = true;
+        stop.abort(error);
+      };
+      io.stdout.on('error', onStdoutError);
+      const onAbort = () => stop.abort(io.signal.reason);
+      io.signal.addEventListener('abort', onAbort, { once: true });
+
+      const connection = await connect(values, io);
+      const progress = showProgress ? new ProgressLine(io.stderr) : undefined;
+      try {
+        for (const code of datasets) {
+          const opts: ExportOptions = {
+            signal: stop.signal,
+            ...(since !== undefined && { since }),
+            ...(until !== undefined && { until }),
+            ...reading,
+            ...(sort !== undefined && { sort }),
+            ...(state !== undefined && { state }),
+            includeTotal: showProgress,
+          };
+          const stream = exportPages(connection.client, code, opts);
+          progress?.follow(stream);
+          for await (const page of stream) {
+            if (page.rows.length === 0) continue;
+            if (!io.stdout.write(ndjsonText(page.rows))) {
+              await Promise.race([once(io.stdout, 'drain'), once(stop.signal, 'abort')]);
+            }
+            if (stop.signal.aborted) break;
           }
           if (stop.signal.aborted) break;
         }
-        if (stop.signal.aborted) break;
+      } catch (error) {
+        if (!pipeClosed) throw error;
+      } finally {
+        io.signal.removeEventListener('abort', onAbort);
+        io.stdout.off('error', onStdoutError);
+        await connection.close();
       }
-    } catch (error) {
-      if (!pipeClosed) throw error;
+      if (pipeClosed) return EXIT.ok;
+      if (io.signal.aborted) {
+        io.stderr.write('lender export: stopped.\n');
+        return EXIT.failure;
+      }
+      return EXIT.ok;
     } finally {
-      io.signal.removeEventListener('abort', onAbort);
-      io.stdout.off('error', onStdoutError);
-      await connection.close();
+      await lock?.release();
     }
-    if (pipeClosed) return EXIT.ok;
-    if (io.signal.aborted) {
-      io.stderr.write('lender export: stopped.\n');
-      return EXIT.failure;
-    }
-    return EXIT.ok;
   },
 };
 export default command;

@@ -28,6 +28,11 @@ not written twice). The state is saved after every page, once its rows are on di
 interrupted run (Ctrl-C, crash) is resumed by running the same command again, and at worst
 re-appends the rows of the one page that was not yet saved. Consumers upsert by public_id.
 
+One run at a time per state file: while a run holds it (a .lock file beside it), another stops
+at once with exit 1 and one line on stderr naming the holder, having written nothing. A lock left
+by a process that has ended on this host is taken over; one from another host never is. The data
+files (personal data), the state file and its lock are created mode 600.
+
 Prints one JSON object on stdout: {out, state, datasets: {<code>: {dataset, file, mode, rows,
 pages, windows, splits, retries}}}. A dataset that fails (not available, retries exhausted) does
 not stop the others: it is named on stderr and under "failed" in that object, and the exit code
@@ -61,35 +66,42 @@ const command: Command = {
     const showProgress = progressFlag(values.progress, io.stderr);
     const progress = showProgress ? new ProgressLine(io.stderr) : undefined;
 
-    const connection = await connect(values, io);
-    const summaries: DatasetSyncSummary[] = [];
+    const state = fileState(statePath);
+    // Taken before connecting: a second run of the same state stops at once, having written nothing.
+    const lock = await state.lock();
     try {
-      const result = await sync(connection.client, datasets, {
-        out,
-        state: fileState(statePath),
-        signal: io.signal,
-        ...reading,
-        onStream: (stream) => {
-          progress?.follow(stream);
-          stream.once('end', () => summaries.push(datasetSummary(stream, out)));
-        },
-      });
-      io.stdout.write(JSON.stringify({ out, state: statePath, datasets: result }) + '\n');
-      return EXIT.ok;
-    } catch (error) {
-      if (error instanceof SyncError) {
-        for (const [code, failure] of Object.entries(error.failures)) io.stderr.write(`lender sync: ${code} failed: ${failure.message}\n`);
-        const failed = Object.fromEntries(Object.entries(error.failures).map(([code, failure]) => [code, failure.message]));
-        io.stdout.write(JSON.stringify({ out, state: statePath, datasets: error.summary, failed }) + '\n');
+      const connection = await connect(values, io);
+      const summaries: DatasetSyncSummary[] = [];
+      try {
+        const result = await sync(connection.client, datasets, {
+          out,
+          state,
+          signal: io.signal,
+          ...reading,
+          onStream: (stream) => {
+            progress?.follow(stream);
+            stream.once('end', () => summaries.push(datasetSummary(stream, out)));
+          },
+        });
+        io.stdout.write(JSON.stringify({ out, state: statePath, datasets: result }) + '\n');
+        return EXIT.ok;
+      } catch (error) {
+        if (error instanceof SyncError) {
+          for (const [code, failure] of Object.entries(error.failures)) io.stderr.write(`lender sync: ${code} failed: ${failure.message}\n`);
+          const failed = Object.fromEntries(Object.entries(error.failures).map(([code, failure]) => [code, failure.message]));
+          io.stdout.write(JSON.stringify({ out, state: statePath, datasets: error.summary, failed }) + '\n');
+          return EXIT.failure;
+        }
+        if (!io.signal.aborted) throw error;
+        io.stderr.write(`lender sync: stopped; progress is saved in ${statePath}, run the same command again to resume.\n`);
+        const done = Object.fromEntries(summaries.map((s) => [s.dataset, s]));
+        io.stdout.write(JSON.stringify({ out, state: statePath, datasets: done, stopped: true }) + '\n');
         return EXIT.failure;
+      } finally {
+        await connection.close();
       }
-      if (!io.signal.aborted) throw error;
-      io.stderr.write(`lender sync: stopped; progress is saved in ${statePath}, run the same command again to resume.\n`);
-      const done = Object.fromEntries(summaries.map((s) => [s.dataset, s]));
-      io.stdout.write(JSON.stringify({ out, state: statePath, datasets: done, stopped: true }) + '\n');
-      return EXIT.failure;
     } finally {
-      await connection.close();
+      await lock.release();
     }
   },
 };

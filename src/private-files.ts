@@ -1,0 +1,44 @@
+// Files that hold personal data or load state (sync's data files, state files and their locks,
+// rejects files) are readable by their owner only. The mode given at creation is cut by the umask
+// and ignored for a file that already exists, so each file is also chmodded once it is open,
+// before anything is written to it.
+import { close, fchmod, open as openFd, write, writev, createWriteStream, type WriteStream } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+
+export const PRIVATE_MODE = 0o600;
+
+/** EPERM: the file belongs to another user (a shared folder); its owner decides its mode. */
+function notOwner(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | null)?.code === 'EPERM';
+}
+
+/** Opens (creating if the flags say so) a file that ends up mode 0600 whatever the umask. */
+export async function openPrivate(path: string, flags: string): Promise<FileHandle> {
+  const handle = await open(path, flags, PRIVATE_MODE);
+  try {
+    await handle.chmod(PRIVATE_MODE);
+  } catch (error) {
+    if (!notOwner(error)) {
+      await handle.close();
+      throw error;
+    }
+  }
+  return handle;
+}
+
+/** fs.open as a write stream calls it, with the chmod of openPrivate before the first write. */
+function openRestricted(path: string, flags: string, mode: number, callback: (error: Error | null, fd?: number) => void): void {
+  openFd(path, flags, mode, (error, fd) => {
+    if (error !== null) return callback(error);
+    fchmod(fd, PRIVATE_MODE, (chmodError) => {
+      if (chmodError === null || notOwner(chmodError)) return callback(null, fd);
+      close(fd, () => callback(chmodError));
+    });
+  });
+}
+
+/** A write stream on a file that is mode 0600 before anything reaches it. Errors (a missing
+ * folder, say) arrive as the stream's 'error' event, as with fs.createWriteStream. */
+export function privateWriteStream(path: string, flags = 'w'): WriteStream {
+  return createWriteStream(path, { flags, mode: PRIVATE_MODE, fs: { open: openRestricted, write, writev, close } });
+}

@@ -1,0 +1,120 @@
+// Files holding personal data or state come out mode 0600 under the usual umask 022 (which would
+// leave a plain file 0644), and files that existed with a looser mode are tightened: sync's data
+// files, its state file and lock, `export --state`'s state file, rejects files, REPL history.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { chmodSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import repl from 'node:repl';
+import { PassThrough } from 'node:stream';
+import { main } from '../../src/cli/main.ts';
+import { fileState } from '../../src/exports/state.ts';
+import { attachHistory } from '../../src/repl/history.ts';
+import { memoryIo } from '../helpers/memory-io.ts';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
+
+// Inherited by the CLI children below too.
+process.umask(0o022);
+
+const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+
+let t: TestSandbox;
+let dir: string;
+let env: NodeJS.ProcessEnv;
+
+before(async () => {
+  t = await startTestSandbox({ seed: 5, scale: 20 });
+  dir = await mkdtemp(join(tmpdir(), 'lender-private-'));
+  const { email, password } = t.sandbox.credentials('demo');
+  env = {
+    PATH: process.env.PATH, LENDER_AUTH_URL: t.sandbox.authUrl, LENDER_SUBDOMAIN: 'demo', LENDER_EMAIL: email, LENDER_PASSWORD: password,
+    LENDER_CA_FILE: t.sandbox.caFile, LENDER_CREDENTIALS_FILE: join(dir, 'no-such-credentials.json'),
+  };
+});
+
+after(async () => {
+  await t?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function mode(path: string): string {
+  return (statSync(path).mode & 0o777).toString(8);
+}
+
+function modes(folder: string): Record<string, string> {
+  return Object.fromEntries(readdirSync(folder).sort().map((name) => [name, mode(join(folder, name))]));
+}
+
+async function cli(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stderr };
+}
+
+test('lender sync: data files, state file and lock are 0600; a looser data file from before is tightened', async () => {
+  const out = join(dir, 'sync');
+  const first = await cli(['sync', '--out', out, '--datasets', 'D07']);
+  assert.equal(first.code, 0, first.stderr);
+  assert.deepEqual(modes(out), { '.lender-state.json': '600', 'D07.ndjson': '600' });
+
+  // A data file left 0644 (by an older version, or copied in) is tightened when sync appends.
+  chmodSync(join(out, 'D07.ndjson'), 0o644);
+  const again = await cli(['sync', '--out', out, '--datasets', 'D07,D26']);
+  assert.equal(again.code, 0, again.stderr);
+  assert.deepEqual(modes(out), { '.lender-state.json': '600', 'D07.ndjson': '600', 'D26.ndjson': '600' });
+
+  // The lock exists only while a run holds it: taken the way sync takes it.
+  const lock = await fileState(join(out, '.lender-state.json')).lock();
+  try {
+    assert.equal(mode(lock.path), '600');
+  } finally {
+    await lock.release();
+  }
+});
+
+test('lender export --state: the state file is 0600, also one that existed 0644', async () => {
+  const statePath = join(dir, 'export', 'd07.state.json');
+  const first = memoryIo(env);
+  assert.equal(await main(['export', 'D07', '--state', statePath], first), 0, first.err());
+  assert.deepEqual(modes(join(dir, 'export')), { 'd07.state.json': '600' });
+  chmodSync(statePath, 0o644);
+  const second = memoryIo(env);
+  assert.equal(await main(['export', 'D07', '--state', statePath], second), 0, second.err());
+  assert.deepEqual(modes(join(dir, 'export')), { 'd07.state.json': '600' }, 'rewritten through a private temp file');
+});
+
+test('lender push --rejects: the rejects file is 0600, also one that existed 0644', async () => {
+  const input = join(dir, 'accounts.ndjson');
+  await writeFile(input, '{"status": 1, "debtorCompanyId": \n{"status": 1}\n');
+  for (const existing of [false, true]) {
+    const rejects = join(dir, existing ? 'old-rejects.ndjson' : 'rejects.ndjson');
+    if (existing) writeFileSync(rejects, 'old\n', { mode: 0o644 });
+    if (existing) assert.equal(mode(rejects), '644');
+    const run = await cli(['push', input, '--rejects', rejects]);
+    assert.equal(run.code, 3, run.stderr);
+    assert.equal(mode(rejects), '600');
+  }
+});
+
+test('REPL history, written as you go and rewritten when cleaned, is 0600', () => {
+  const path = join(dir, 'history', 'repl_history');
+  for (const secretLine of [false, true]) {
+    // The second start finds a secret line in the file and rewrites it through a temp file.
+    if (secretLine) writeFileSync(path, 'ok\nLENDER_PASSWORD=x\n', { mode: 0o644 });
+    const server = repl.start({ input: new PassThrough(), output: new PassThrough(), terminal: false, prompt: '' });
+    const history = attachHistory(server, { path, isSecret: (line) => line.includes('PASSWORD') });
+    try {
+      server.emit('line', '1 + 1');
+      assert.equal(mode(path), '600');
+    } finally {
+      history.close();
+      server.close();
+    }
+  }
+});
