@@ -31,6 +31,8 @@ export {
   type BufferState,
 } from './writer.ts';
 export { AccountWriter, createAccountWriter, type AccountWriterOptions } from './account-writer.ts';
+export { DEFAULT_DELIVERY_TIMEOUT_MS } from './delivery-deadline.ts';
+export { describeAnomaly, type AnomalyEvent } from './anomaly.ts';
 export { FlagWriter, createFlagWriter, setFlags, type SetFlagsResult } from './flags.ts';
 export { accountKind, statusUpdateKind, type RecordKind } from './record-kinds.ts';
 export { SourceRecord, MalformedRecord, type SourcePosition } from './source-record.ts';

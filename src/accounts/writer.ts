@@ -5,22 +5,25 @@
 // Flow of a record: validate (refused -> 'reject') -> BatchPlanner (open batch, or parked behind an
 // in-flight batch holding its key) -> sealed at batchSize / maxBatchBytes / flushInterval of quiet /
 // end() -> sent, up to `concurrency` batches at a time -> accepted, or split after a 400
-// (resend-plan.ts), or reported as failed once the client's retries are spent.
+// (resend-plan.ts), or reported as failed once its delivery deadline has passed
+// (delivery-deadline.ts; the client retries each request until then).
 //
 // Memory: the write callback is held back while `maxBuffered` records are held, so write()
 // returns false and a fast source waits for the service.
 import { Writable } from 'node:stream';
 import type { AccountsRequestOptions, RetryEvent, RetryPolicy, ServiceApi } from '../client/api.ts';
 import { LenderError, ValidationError } from '../client/errors.ts';
+import { describeAnomaly, type AnomalyEvent } from './anomaly.ts';
 import { BatchPlanner, type Batch, type PlannedEntry } from './batch-planner.ts';
+import { DeliveryDeadline, deliveryTimeoutOption } from './delivery-deadline.ts';
 import type { RecordKind } from './record-kinds.ts';
 import { RejectsSink } from './rejects-sink.ts';
 import { planAfterValidationError } from './resend-plan.ts';
 import { MalformedRecord, SourceRecord, type SourcePosition } from './source-record.ts';
 
 /** Why a record was rejected: `invalid` failed client-side validation, `malformed` is not a record
- * at all, `server` was named in the service's 400, `failed` was in a request that still failed
- * after the client's retries. */
+ * at all, `server` was named in the service's 400, `failed` was in a batch still failing when its
+ * delivery deadline (or its attempts) ran out. */
 export type RejectReason = 'invalid' | 'malformed' | 'server' | 'failed';
 
 export interface RejectEvent {
@@ -85,7 +88,17 @@ export interface RecordWriterOptions {
   highWaterMark?: number;
   /** Rejected records as NDJSON: a stream (left open) or a file path (created, closed at the end). */
   rejects?: Writable | NodeJS.WritableStream | string;
-  /** Retry policy for this writer's requests (the client's default otherwise). */
+  /**
+   * Time allowed to deliver each batch, from its first request, in ms. Until then a 5xx, 504 or
+   * dropped connection is retried with the client's jittered backoff; then the batch's records
+   * are rejected as `failed` with the last error. Default 120000 (2 min); Infinity never gives up.
+   */
+  deliveryTimeoutMs?: number;
+  /**
+   * Retry settings of this writer's requests, over the client's. The writer sets `attempts`
+   * (unbounded: the deadline bounds them) and `maxElapsedMs` (what is left of the deadline); give
+   * `attempts` here to also stop after that many attempts per request, as `--max-attempts` does.
+   */
   retry?: Partial<RetryPolicy>;
   signal?: AbortSignal;
 }
@@ -98,6 +111,12 @@ interface Entry<T> extends PlannedEntry {
   readonly position: SourcePosition | undefined;
   /** The record's JSON, made once at write time: it sizes the batch and is sent verbatim. */
   readonly json: string;
+}
+
+/** Records sent in one request, and whether they are the resend of a 400 that named none of them. */
+interface Group<T> {
+  readonly entries: Entry<T>[];
+  readonly resentAfterNamingNone: boolean;
 }
 
 // `{"accounts":[` + `]}`; commas are added per record.
@@ -134,6 +153,7 @@ export class RecordWriter<T> extends Writable {
   readonly #maxBuffered: number;
   readonly #flushInterval: number;
   readonly #retry: Partial<RetryPolicy> | undefined;
+  readonly #deliveryTimeoutMs: number;
   readonly #rejects: RejectsSink | undefined;
   readonly #abort = new AbortController();
   readonly #userSignal: AbortSignal | undefined;
@@ -174,6 +194,7 @@ export class RecordWriter<T> extends Writable {
       maxBatchBytes: positiveInteger('maxBatchBytes', opts.maxBatchBytes, 4 * 1024 * 1024),
     });
     this.#retry = opts.retry;
+    this.#deliveryTimeoutMs = deliveryTimeoutOption(opts.deliveryTimeoutMs);
     if (opts.rejects !== undefined) {
       this.#rejects = new RejectsSink(opts.rejects);
       this.#rejects.onError((error) => this.destroy(error));
@@ -344,37 +365,48 @@ export class RecordWriter<T> extends Writable {
 
   async #deliver(batch: Batch<Entry<T>>): Promise<BatchEvent> {
     const event: BatchEvent = { id: batch.id, records: batch.entries.length, accepted: 0, rejected: 0, requests: 0, bytes: 0 };
-    const groups: Entry<T>[][] = [batch.entries];
-    const baseOpts: AccountsRequestOptions = { signal: this.#abort.signal };
-    if (this.#retry !== undefined) baseOpts.retry = this.#retry;
+    const deadline = new DeliveryDeadline(this.#deliveryTimeoutMs);
+    const groups: Group<T>[] = [{ entries: batch.entries, resentAfterNamingNone: false }];
     for (let group = groups.shift(); group !== undefined; group = groups.shift()) {
-      const bytes = group.reduce((sum, entry) => sum + entry.bytes, ENVELOPE_BYTES - 1);
+      const { entries } = group;
+      const bytes = entries.reduce((sum, entry) => sum + entry.bytes, ENVELOPE_BYTES - 1);
       event.requests += 1;
       event.bytes += bytes;
       this.#summary.requests += 1;
       this.#summary.bytes += bytes;
+      const opts: AccountsRequestOptions = {
+        signal: this.#abort.signal,
+        retry: deadline.policyFor(this.#retry),
+        recordsJson: entries.map((entry) => entry.json),
+      };
       try {
-        await this.#kind.send(
-          this.#api,
-          group.map((entry) => entry.value),
-          { ...baseOpts, recordsJson: group.map((entry) => entry.json) },
-        );
-        event.accepted += group.length;
-        this.#summary.accepted += group.length;
+        await this.#kind.send(this.#api, entries.map((entry) => entry.value), opts);
+        event.accepted += entries.length;
+        this.#summary.accepted += entries.length;
       } catch (error) {
         if (this.#abort.signal.aborted || !(error instanceof LenderError)) throw error;
         if (error instanceof ValidationError) {
-          const plan = planAfterValidationError(group, error.failures, (entry) => entry.accountId, error.message);
+          const plan = planAfterValidationError(entries, error.failures, (entry) => entry.accountId, error.message, group.resentAfterNamingNone);
           for (const { entry, errors } of plan.rejected) this.#rejectEntry(entry, 'server', errors);
           event.rejected += plan.rejected.length;
-          groups.unshift(...plan.resend);
+          const action = plan.namedNone && plan.resend.length === 0 ? 'rejected' : 'resent';
+          for (const { accountId, errors } of plan.unknown) {
+            this.#anomaly({ kind: 'unknown-account', batch: batch.id, accountId, errors, records: entries.length, action });
+          }
+          groups.unshift(...plan.resend.map((resend) => ({ entries: resend, resentAfterNamingNone: plan.namedNone })));
         } else {
-          for (const entry of group) this.#rejectEntry(entry, 'failed', [error.message]);
-          event.rejected += group.length;
+          for (const entry of entries) this.#rejectEntry(entry, 'failed', [error.message]);
+          event.rejected += entries.length;
         }
       }
     }
     return event;
+  }
+
+  /** Reported, never silent: without an 'anomaly' listener it becomes a process warning. */
+  #anomaly(event: AnomalyEvent): void {
+    if (this.listenerCount('anomaly') > 0) this.emit('anomaly', event);
+    else process.emitWarning(describeAnomaly(event), 'LenderAnomalyWarning');
   }
 
   // ---- rejects

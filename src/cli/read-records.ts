@@ -10,8 +10,12 @@ import { JsonSourceError } from '../accounts/sources/json.ts';
 import { readRecords, type ReadRecordsOptions } from '../accounts/sources/read-records.ts';
 import type { MalformedRecord, SourceRecord } from '../accounts/source-record.ts';
 import type { RecordWriter, RecordWriterOptions, RejectEvent, WriterSummary } from '../accounts/writer.ts';
+import { describeAnomaly, type AnomalyEvent } from '../accounts/anomaly.ts';
+import { DEFAULT_DELIVERY_TIMEOUT_MS } from '../accounts/delivery-deadline.ts';
 import { EXIT, UsageError, type CommandIo } from './command.ts';
 import { CONNECTION_OPTIONS, connect } from './connect.ts';
+import { connectWithin } from './connect-within.ts';
+import { durationFlag } from './duration-flag.ts';
 
 export interface RecordCommandSpec {
   readonly name: 'push' | 'flag';
@@ -20,7 +24,7 @@ export interface RecordCommandSpec {
   createWriter(api: ServiceApi, opts: RecordWriterOptions & { strict?: boolean }): RecordWriter<unknown>;
 }
 
-/** Rejects named on stderr when there is no --rejects file. */
+/** Rejects named on stderr when there is no --rejects file; also the most anomalies named. */
 const SHOWN_REJECTS = 20;
 
 export const RECORD_OPTIONS_HELP = `Input:
@@ -30,10 +34,13 @@ export const RECORD_OPTIONS_HELP = `Input:
 Sending:
   --batch-size N        records per request, 1..10000 (default 500)
   --concurrency N       requests in flight, 1..32 (default 2)
-  --max-attempts N      attempts per request of records, counting the first, 1..20 (default 5,
-                        the client's); a 5xx, 504 or dropped connection is retried with backoff
-                        until then, and the request's records are then rejected as failed.
-                        Raise it on unreliable links; 1 turns retries off
+  --delivery-timeout D  time allowed to deliver each batch, from its first request: 2m, 90s,
+                        500ms, or a number of milliseconds (default 2m). A 5xx, 504 or dropped
+                        connection is retried with jittered backoff until then (the records are
+                        upserts, so a resend is harmless); the batch's records are then rejected
+                        as failed with the last error. Logging in is retried within it too
+  --max-attempts N      also stop after N attempts per request of records, counting the first
+                        (default: no count, only --delivery-timeout); 1 turns retries off
 Output:
   --rejects FILE        write every rejected record there as NDJSON:
                         {"index","line"|"element","reason","errors","record"}; a record JSON
@@ -46,8 +53,10 @@ A summary JSON line goes to stdout: {"received","accepted","rejected","rejectedB
 "batches","requests","retries","bytes"}, plus "sourceError" when the input could not be read to
 the end. Reasons: invalid (refused by validation, never sent), malformed (not a record: a line
 that is not JSON or not UTF-8, a value that is not an object), server (named in the service's
-400), failed (its request still failed after the retries). A record nested more than 64 levels
-deep is refused by validation.
+400), failed (its batch still failed at --delivery-timeout or --max-attempts). A record nested
+more than 64 levels deep is refused by validation. A 400 that names an account not in the request
+is reported on stderr ("warning: ... which was not in it"), and the records it did not name are
+sent again.
 
 Input must be UTF-8. NDJSON: a bad line (not JSON, not UTF-8) is rejected with its line number
 and reading goes on. JSON: the document is streamed, never loaded whole; a syntax error or a
@@ -63,6 +72,7 @@ const OPTIONS = {
   'batch-size': { type: 'string' },
   concurrency: { type: 'string' },
   'max-attempts': { type: 'string' },
+  'delivery-timeout': { type: 'string' },
   rejects: { type: 'string' },
   strict: { type: 'boolean' },
   progress: { type: 'boolean' },
@@ -112,18 +122,19 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
   const sourceOpts: ReadRecordsOptions = format === undefined ? {} : { format };
   const batchSize = integerFlag(values['batch-size'], '--batch-size', { max: 10_000 });
   const concurrency = integerFlag(values.concurrency, '--concurrency', { max: 32 });
-  // At most 20: with the client's backoff (doubling from 200 ms, capped at 10 s) twenty attempts
-  // already reach its 60 s bound on the time spent retrying one request, so more would do nothing.
-  const maxAttempts = integerFlag(values['max-attempts'], '--max-attempts', { max: 20 });
+  // No upper bound: time is bounded by --delivery-timeout, whatever the count.
+  const maxAttempts = integerFlag(values['max-attempts'], '--max-attempts');
+  const deliveryTimeoutMs = durationFlag(values['delivery-timeout'], '--delivery-timeout');
   const file = positionals[0] ?? '-';
   if (file !== '-') await checkReadable(file);
 
-  const connection = await connect(values, io);
+  const connection = await connectWithin(deliveryTimeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS, io.signal, () => connect(values, io));
   try {
     const writerOpts: RecordWriterOptions & { strict?: boolean } = { signal: io.signal };
     if (batchSize !== undefined) writerOpts.batchSize = batchSize;
     if (concurrency !== undefined) writerOpts.concurrency = concurrency;
-    // Only the attempt count: the backoff and elapsed-time bounds stay the client's.
+    if (deliveryTimeoutMs !== undefined) writerOpts.deliveryTimeoutMs = deliveryTimeoutMs;
+    // Only the attempt count: the backoff stays the client's.
     if (maxAttempts !== undefined) writerOpts.retry = { attempts: maxAttempts };
     if (values.rejects !== undefined) writerOpts.rejects = values.rejects;
     if (values.strict === true) writerOpts.strict = true;
@@ -150,6 +161,19 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
         io.stderr.write(`${clear}lender ${spec.name}: ${where} rejected (${r.reason}): ${r.errors.join('; ')}\n`);
       });
     }
+
+    // Always on stderr, --rejects or not: no record is lost to it, but the service said something
+    // the request cannot explain, and someone should look.
+    let unshownAnomalies = 0;
+    let shownAnomalies = 0;
+    writer.on('anomaly', (a: AnomalyEvent) => {
+      if (shownAnomalies === SHOWN_REJECTS) {
+        unshownAnomalies += 1;
+        return;
+      }
+      shownAnomalies += 1;
+      io.stderr.write(`${tty ? '\r\u001b[K' : ''}lender ${spec.name}: warning: ${describeAnomaly(a)}\n`);
+    });
 
     const input = file === '-' ? io.stdin : createReadStream(file);
     let sourceError: SourceErrorReport | undefined;
@@ -178,6 +202,7 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
     if (stopped) out.stopped = true;
     io.stdout.write(`${JSON.stringify(out)}\n`);
     if (unshown > 0) io.stderr.write(`lender ${spec.name}: ${unshown} more rejected records not shown; --rejects FILE keeps them all.\n`);
+    if (unshownAnomalies > 0) io.stderr.write(`lender ${spec.name}: warning: ${unshownAnomalies} more requests refused naming an account not in them.\n`);
     if (sourceError !== undefined) io.stderr.write(`lender ${spec.name}: ${(sourceError as SourceErrorReport).message}\n`);
     if (stopped || sourceError !== undefined) return EXIT.failure;
     return summary.rejected > 0 ? EXIT.rejected : EXIT.ok;

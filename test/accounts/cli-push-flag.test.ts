@@ -201,7 +201,7 @@ describe('lender push: hostile input', () => {
   });
 });
 
-describe('--max-attempts', () => {
+describe('--delivery-timeout and --max-attempts', () => {
   /** stdin that turns the sandbox's faults on when the command first reads it: after login, so
    * only the record requests meet them. */
   function stdinWithFaults(text: string, faults: Record<string, number>): Readable {
@@ -238,12 +238,23 @@ describe('--max-attempts', () => {
     assert.equal(faults, 3, 'one request per batch reached the service');
   });
 
-  it('the default is the client\'s 5 attempts; another number is that many', async () => {
+  it('without --max-attempts, a batch failing throughout is retried until --delivery-timeout, then rejected with the error', { timeout: 60_000 }, async () => {
     const records = [record('CLI-9', 'L1'), record('CLI-9', 'L2')];
-    const byDefault = await pushUnderFaults([], records);
-    assert.deepEqual([byDefault.code, byDefault.summary.rejectedByReason, byDefault.summary.requests, byDefault.summary.retries, byDefault.faults], [3, { failed: 2 }, 1, 4, 5]);
+    const { code, summary, faults, stderr } = await pushUnderFaults(['--delivery-timeout', '300ms'], records);
+    assert.deepEqual([code, summary.accepted, summary.rejectedByReason, summary.requests], [3, 0, { failed: 2 }, 1]);
+    // Every attempt met the fault; each after the first was a retry.
+    assert.equal(summary.retries, faults - 1);
+    assert.match(stderr, /^lender push: line 1 rejected \(failed\): The service failed on POST \S+\/accounts with status 500: Something went wrong/m);
+  });
+
+  it('--max-attempts N stops each request after N attempts, well within the deadline', async () => {
+    const records = [record('CLI-9', 'L3'), record('CLI-9', 'L4')];
     const three = await pushUnderFaults(['--max-attempts', '3'], records);
-    assert.deepEqual([three.summary.requests, three.summary.retries, three.faults], [1, 2, 3]);
+    assert.deepEqual([three.summary.rejectedByReason, three.summary.requests, three.summary.retries, three.faults], [{ failed: 2 }, 1, 2, 3]);
+    // Far above the old limit of 20: a count is no longer what bounds the time spent.
+    const many = await pushUnderFaults(['--max-attempts', '50', '--delivery-timeout', '200ms'], records);
+    assert.deepEqual([many.code, many.summary.rejectedByReason], [3, { failed: 2 }]);
+    assert.ok(many.faults < 50, `${many.faults} attempts`);
   });
 
   it('lender flag takes it too', async () => {
@@ -320,8 +331,11 @@ describe('usage', () => {
       ['push', '--format', 'xml'],
       ['push', '--batch-size', '0'],
       ['push', '--max-attempts', '0'],
-      ['push', '--max-attempts', '21'],
       ['flag', '--max-attempts', 'many'],
+      ['push', '--delivery-timeout', '0'],
+      ['push', '--delivery-timeout', 'soon'],
+      ['flag', '--delivery-timeout', '2 minutes'],
+      ['push', '--delivery-timeout', '1.5d'],
       ['push', 'a.ndjson', 'b.ndjson'],
       ['push', join(dir, 'missing.ndjson')],
       ['flag', '--strict'],
@@ -343,7 +357,7 @@ describe('usage', () => {
     for (const name of ['push', 'flag']) {
       const { code, stdout } = await run([name, '--help']);
       assert.equal(code, 0);
-      const options = ['--format', '--batch-size', '--concurrency', '--max-attempts', '--rejects', '--progress', '--sandbox', '--auth-url'];
+      const options = ['--format', '--batch-size', '--concurrency', '--delivery-timeout', '--max-attempts', '--rejects', '--progress', '--sandbox', '--auth-url'];
       for (const option of options) assert.ok(stdout.includes(option), `${name} --help mentions ${option}`);
       assert.equal(stdout.includes('--strict'), name === 'push');
       assert.match(stdout, /Exit codes: 0 .*; 3 .*; 1 /s);

@@ -1,9 +1,12 @@
 // A ServiceApi for the writer mechanics: records every request, and answers through a handler the
-// test sets (succeed, throw a ValidationError/ServerError, or wait on a gate). The HTTPS tests in
-// writer-sandbox.test.ts use the real client and sandbox.
+// test sets (succeed, throw a ValidationError/ServerError, or wait on a gate). With `clientRetry`
+// set, each call is retried as LenderClient retries it (the client's own retry loop, under that
+// policy and the call's `retry`), so the retry settings the writer passes take effect. The HTTPS
+// tests in writer-sandbox.test.ts use the real client and sandbox.
 import { EventEmitter } from 'node:events';
-import type { RequestOptions, ServiceApi } from '../../src/client/api.ts';
+import type { RequestOptions, RetryPolicy, ServiceApi } from '../../src/client/api.ts';
 import { ValidationError } from '../../src/client/errors.ts';
+import { resolvePolicy, withRetry } from '../../src/client/retry.ts';
 import type { AccountsAccepted, Catalog, ExportPageBody } from '../../src/client/types.ts';
 
 export type Endpoint = 'accounts' | 'update-status';
@@ -13,11 +16,14 @@ export const ACCEPTED: AccountsAccepted = { code: 200, message: 'success', body:
 
 export class FakeService extends EventEmitter implements ServiceApi {
   readonly lenderPublicId = 'fake';
-  readonly calls: { endpoint: Endpoint; records: Record<string, unknown>[] }[] = [];
+  /** Every attempt, retries included. */
+  readonly calls: { endpoint: Endpoint; records: Record<string, unknown>[]; retry: Partial<RetryPolicy> | undefined }[] = [];
   /** Records of the requests that succeeded, in the order the responses came back: what a service
    * that applies each request on arrival of its last byte would have applied. */
   readonly processed: Record<string, unknown>[] = [];
   handler: Handler = () => {};
+  /** The client-level retry policy; undefined: each call is attempted once, as before. */
+  clientRetry: Partial<RetryPolicy> | undefined;
   inFlight = 0;
   maxInFlight = 0;
 
@@ -39,9 +45,19 @@ export class FakeService extends EventEmitter implements ServiceApi {
     return this.#call('update-status', records, opts);
   }
 
-  async #call(endpoint: Endpoint, records: readonly object[], opts: RequestOptions): Promise<AccountsAccepted> {
+  #call(endpoint: Endpoint, records: readonly object[], opts: RequestOptions): Promise<AccountsAccepted> {
+    if (this.clientRetry === undefined) return this.#attempt(endpoint, records, opts);
+    const path = `/admin/v3/lenders/fake/${endpoint === 'accounts' ? 'accounts' : 'accounts/update-status'}`;
+    return withRetry(
+      resolvePolicy(this.clientRetry, opts.retry),
+      { method: 'POST', path, signal: opts.signal, onRetry: (event) => this.emit('retry', event) },
+      () => this.#attempt(endpoint, records, opts),
+    );
+  }
+
+  async #attempt(endpoint: Endpoint, records: readonly object[], opts: RequestOptions): Promise<AccountsAccepted> {
     const copy = records.map((r) => ({ ...r }) as Record<string, unknown>);
-    this.calls.push({ endpoint, records: copy });
+    this.calls.push({ endpoint, records: copy, retry: opts.retry });
     this.inFlight += 1;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     try {

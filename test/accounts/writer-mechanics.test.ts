@@ -1,6 +1,7 @@
 // The record writer's mechanics against a fake ServiceApi, where a test can see every request and
-// hold responses back: flush triggers, backpressure, concurrency, key order, 400 splits, failures
-// after retries, rejects output, abort. writer-sandbox.test.ts repeats what matters over HTTPS.
+// hold responses back: flush triggers, backpressure, concurrency, key order, 400 splits, a 400
+// naming an account not in the request, failures after retries, rejects output, abort.
+// writer-sandbox.test.ts and unknown-account-https.test.ts repeat what matters over HTTPS.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -12,8 +13,9 @@ import { after, describe, it } from 'node:test';
 import { createAccountWriter, type AccountWriter } from '../../src/accounts/account-writer.ts';
 import { createFlagWriter, setFlags } from '../../src/accounts/flags.ts';
 import { MalformedRecord, SourceRecord } from '../../src/accounts/source-record.ts';
+import type { AnomalyEvent } from '../../src/accounts/anomaly.ts';
 import type { RejectEvent } from '../../src/accounts/writer.ts';
-import { AuthenticationError, ServerError } from '../../src/client/errors.ts';
+import { AuthenticationError, ServerError, ValidationError } from '../../src/client/errors.ts';
 import { account, FakeService, gate, rejectWhere } from './fake-service.ts';
 
 async function finish(writer: AccountWriter, records: unknown[]): Promise<RejectEvent[]> {
@@ -242,6 +244,85 @@ describe('rejects', () => {
     await once(writer, 'finish');
     assert.equal(writer.summary.rejected, writer.summary.received);
     assert.ok(lines > 0);
+  });
+});
+
+describe('a 400 naming an account that is not in the request', () => {
+  const ghost = (errors = ['account GHOST is unknown']) => new ValidationError('The service refused the request.', [{ accountId: 'GHOST', errors }], { status: 400 });
+
+  function collect(writer: AccountWriter): AnomalyEvent[] {
+    const anomalies: AnomalyEvent[] = [];
+    writer.on('anomaly', (a: AnomalyEvent) => anomalies.push(a));
+    return anomalies;
+  }
+
+  it('resends the records it did not name, which are accepted, and reports the account it named', async () => {
+    const api = new FakeService();
+    let calls = 0;
+    api.handler = () => {
+      if (calls++ === 0) throw ghost();
+    };
+    const writer = createAccountWriter(api, { batchSize: 10 });
+    const anomalies = collect(writer);
+    const records = [account(), account(), account()];
+    const rejects = await finish(writer, records);
+    assert.deepEqual(rejects, []);
+    assert.deepEqual(anomalies, [{ kind: 'unknown-account', batch: 1, accountId: 'GHOST', errors: ['account GHOST is unknown'], records: 3, action: 'resent' }]);
+    assert.deepEqual(api.calls.map((c) => c.records.map((r) => r.accountId)), [records.map((r) => r.accountId), records.map((r) => r.accountId)]);
+    assert.deepEqual(writer.summary, { ...writer.summary, received: 3, accepted: 3, rejected: 0, batches: 1, requests: 2 });
+  });
+
+  it('with records of the request named too, rejects those, resends the rest and reports the unknown one', async () => {
+    const api = new FakeService();
+    api.handler = (records) => {
+      const bad = records.filter((r) => r.merchant === 'bad');
+      if (bad.length > 0) {
+        throw new ValidationError('The service refused the request.', [
+          ...bad.map((r) => ({ accountId: String(r.accountId), errors: ['merchant is not allowed'] })),
+          { accountId: 'GHOST', errors: ['who is this?'] },
+        ], { status: 400 });
+      }
+    };
+    const writer = createAccountWriter(api, { batchSize: 10 });
+    const anomalies = collect(writer);
+    const rejects = await finish(writer, [account(), account({ merchant: 'bad' }), account()]);
+    assert.deepEqual(rejects.map((r) => [r.index, r.reason, r.errors]), [[1, 'server', ['merchant is not allowed']]]);
+    assert.deepEqual(anomalies.map((a) => [a.accountId, a.action]), [['GHOST', 'resent']]);
+    assert.equal(writer.summary.accepted, 2);
+  });
+
+  it('when the resend meets the same answer, rejects the records with it rather than loop', async () => {
+    const api = new FakeService();
+    api.handler = () => {
+      throw ghost();
+    };
+    const writer = createAccountWriter(api, { batchSize: 10 });
+    const anomalies = collect(writer);
+    const rejects = await finish(writer, [account(), account()]);
+    assert.equal(api.calls.length, 2);
+    assert.deepEqual(rejects.map((r) => [r.index, r.reason, r.errors]), [
+      [0, 'server', ['account "GHOST" (not in this request): account GHOST is unknown']],
+      [1, 'server', ['account "GHOST" (not in this request): account GHOST is unknown']],
+    ]);
+    assert.deepEqual(anomalies.map((a) => [a.accountId, a.action]), [['GHOST', 'resent'], ['GHOST', 'rejected']]);
+    assert.deepEqual(writer.summary, { ...writer.summary, received: 2, accepted: 0, rejected: 2, rejectedByReason: { server: 2 } });
+  });
+
+  it("without an 'anomaly' listener it is a process warning naming the account, never silent", async (t) => {
+    const api = new FakeService();
+    let calls = 0;
+    api.handler = () => {
+      if (calls++ === 0) throw ghost();
+    };
+    // Caught here rather than printed in the middle of the test output.
+    const emitWarning = t.mock.method(process, 'emitWarning', () => {});
+    const writer = createAccountWriter(api, { batchSize: 10 });
+    await finish(writer, [account()]);
+    assert.equal(emitWarning.mock.callCount(), 1);
+    const [message, type] = emitWarning.mock.calls[0]!.arguments as unknown as [string, string];
+    assert.equal(type, 'LenderAnomalyWarning');
+    assert.match(message, /naming account "GHOST", which was not in it \(account GHOST is unknown\); the records it did not name were sent again/);
+    assert.equal(writer.summary.accepted, 1);
   });
 });
 

@@ -1,6 +1,7 @@
 // The account and flag writers over real HTTPS against an in-process sandbox: the round trip into
-// D02/D03, a record only the service refuses, key order under concurrency, faults, a property test
-// over random mixes of records, and bounded memory with a fast source.
+// D02/D03, a record only the service refuses, key order under concurrency, faults, retries bounded
+// by the delivery deadline rather than a count, a property test over random mixes of records, and
+// bounded memory with a fast source.
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -204,6 +205,65 @@ describe('account writer over HTTPS', () => {
     // counted twice would mean a retry duplicated it.
     assert.equal(stats.accountsProcessed - before.accountsProcessed, 200);
     assert.equal((await rows('D03', 'FLT-1')).length, 200);
+  });
+
+  describe('delivery deadline', () => {
+    // The client's default attempt count (5), with a short backoff so that many retries are quick.
+    let fiveAttempts: LenderClient;
+    before(async () => {
+      fiveAttempts = await LenderClient.login({ ...sandbox.credentials('demo'), retry: { baseDelayMs: 1, maxDelayMs: 4 } });
+    });
+    after(() => fiveAttempts?.close());
+
+    /** 503 on every request until the client has retried `retries` times, then none. */
+    async function pushThroughOutage(retries: number, records: unknown[], opts: AccountWriterOptions) {
+      let seen = 0;
+      const onRetry = () => {
+        if (++seen === retries) sandbox.setFaults({ faults: {} });
+      };
+      fiveAttempts.on('retry', onRetry);
+      sandbox.setFaults({ faults: { '503': 1 } });
+      try {
+        return await push(records, opts, fiveAttempts);
+      } finally {
+        fiveAttempts.off('retry', onRetry);
+        sandbox.setFaults({ faults: {} });
+      }
+    }
+
+    const records = (tag: string) => [0, 1, 2].map((i) => ({ ...person(tag), status: 1, accountId: `${tag}-${i}`, subAccountId: 'S', principal: '1' }));
+
+    it('a batch refused 7 times in a row is delivered by default (the deadline, not a count, bounds it)', async () => {
+      const before = sandbox.stats();
+      const { summary, rejects } = await pushThroughOutage(7, records('DL-1'), { batchSize: 10 });
+      assert.deepEqual(rejects, []);
+      assert.deepEqual([summary.accepted, summary.retries, summary.requests], [3, 7, 1]);
+      await sandbox.drain();
+      const after = sandbox.stats();
+      assert.equal(after.faultsInjected - before.faultsInjected, 7);
+      assert.equal(after.accountsProcessed - before.accountsProcessed, 3);
+    });
+
+    it('with retry.attempts 5 the same outage fails the batch, with the 503 as its reason', async () => {
+      const { summary, rejects } = await pushThroughOutage(7, records('DL-2'), { batchSize: 10, retry: { attempts: 5 } });
+      assert.deepEqual([summary.accepted, summary.rejectedByReason, summary.retries], [0, { failed: 3 }, 4]);
+      for (const r of rejects) assert.match(r.errors[0]!, /^The service failed on POST \S+\/accounts with status 503: Service unavailable/);
+    });
+
+    it('a 300 ms deadline against a service that always 503s ends the batch failed, with the reason', { timeout: 60_000 }, async () => {
+      const before = sandbox.stats();
+      sandbox.setFaults({ faults: { '503': 1 } });
+      let result;
+      try {
+        result = await push(records('DL-3'), { batchSize: 10, deliveryTimeoutMs: 300 }, fiveAttempts);
+      } finally {
+        sandbox.setFaults({ faults: {} });
+      }
+      const { summary, rejects } = result;
+      assert.deepEqual([summary.accepted, summary.rejectedByReason], [0, { failed: 3 }]);
+      assert.equal(summary.retries, sandbox.stats().faultsInjected - before.faultsInjected - 1);
+      for (const r of rejects) assert.match(r.errors[0]!, /status 503: Service unavailable/);
+    });
   });
 
   it('property: for random mixes of records, every one is accounted for, no invalid one is sent, no valid one rejected', async () => {

@@ -1,20 +1,26 @@
-// Issue 9 point 3: a portfolio with creates, later updates/withdrawals and ~6% invalid records
-// (eight client-side kinds, malformed lines, and bad emails only the service refuses) pushed by a
-// `lender push` child into a `lender sandbox` child that injects 500/503/resets on 7% of requests
-// (low enough that the CLI's default 5 attempts never all fail, which would be a 'failed' reject).
-// Afterwards the service holds exactly the valid input (D03 balances and statuses,
-// accountsProcessed), every invalid line is in the rejects file with a reason, and the summary
-// adds up.
+// A portfolio with creates, later updates/withdrawals and ~6% invalid records (eight client-side
+// kinds, malformed lines, and bad emails only the service refuses) pushed by a `lender push` child
+// into a `lender sandbox` child that injects 500/503/resets on 7% of requests. Afterwards the
+// service holds exactly the valid input (D03 balances and statuses, accountsProcessed), every
+// invalid line is in the rejects file with a reason, and the summary adds up.
+//
+// Then heavy faults (35% of requests failing): consecutive default `lender push` runs of 3,000
+// records, each of which must get every record accepted. Five attempts per batch lost a whole
+// batch about one run in seven; the delivery deadline must lose none. LENDER_SOAK=1 makes it 20
+// runs (also `node --import tsx scripts/push-heavy-faults.ts`, the README's figure).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { HEAVY_FAULTS, allAccepted, pushRun, type PushRunReport } from '../helpers/heavy-fault-push.ts';
 import { generatePushInput, type PushInput } from '../helpers/push-input.ts';
 import { SOAK, SecretScan, runLender, startSandboxChild, type SandboxChild } from '../helpers/resilience.ts';
 
 const RECORDS = SOAK ? 200_000 : 50_000;
+const HEAVY_RUNS = SOAK ? 20 : 5;
+const HEAVY_RECORDS = 3000;
 
 interface Summary {
   received: number;
@@ -54,9 +60,9 @@ describe(`chaos push: ${RECORDS} records with invalid ones through lender push u
     await writeFile(file, input.text);
     const before = await sandbox.stats();
 
-    // 8 attempts: at these fault rates independent faults cannot exhaust a batch (0.07^8), so a
-    // record rejected as 'failed' points at a real problem, and its message says which.
-    const run = await runLender(['push', file, '--rejects', rejectsFile, '--batch-size', '250', '--max-attempts', '8'], { env: sandbox.env('demo'), timeoutMs: 240_000 });
+    // Default retries (until each batch's delivery deadline): at these fault rates a record
+    // rejected as 'failed' points at a real problem, and its message says which.
+    const run = await runLender(['push', file, '--rejects', rejectsFile, '--batch-size', '250'], { env: sandbox.env('demo'), timeoutMs: 240_000 });
     scan.captureRun('push', run);
     assert.equal(run.timedOut, false, 'push finished');
     assert.equal(run.code, 3, `exit 3 (some records rejected): ${run.stderr.slice(0, 500)}`);
@@ -118,5 +124,31 @@ describe(`chaos push: ${RECORDS} records with invalid ones through lender push u
   it('printed and wrote no password or token', () => {
     assert.ok(scan.count > 0);
     assert.deepEqual(scan.leaks(), []);
+  });
+});
+
+describe(`chaos push under heavy faults: ${HEAVY_RUNS} default lender push runs of ${HEAVY_RECORDS} records, ${HEAVY_FAULTS}`, () => {
+  let sandbox: SandboxChild;
+  let dir: string;
+
+  before(async () => {
+    sandbox = await startSandboxChild(['--seed', '6', '--scale', '20', '--faults', HEAVY_FAULTS]);
+    dir = await mkdtemp(join(tmpdir(), 'lender-heavy-faults-'));
+  });
+
+  after(async () => {
+    await sandbox?.stop();
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('every run accepts every record (none failed), and the sandbox applies each exactly once', async (ctx) => {
+    const reports: PushRunReport[] = [];
+    for (let run = 1; run <= HEAVY_RUNS; run++) {
+      const report = await pushRun(sandbox, dir, run, HEAVY_RECORDS);
+      reports.push(report);
+      assert.ok(allAccepted(report, HEAVY_RECORDS), `run ${run} of ${HEAVY_RUNS}: ${JSON.stringify(report)}`);
+    }
+    const total = (key: 'faults' | 'retries') => reports.reduce((n, r) => n + r[key], 0);
+    ctx.diagnostic(`runs=${reports.length} allAccepted=${reports.length} faultsInjected=${total('faults')} retries=${total('retries')} runMs=${reports.map((r) => r.ms).join(',')}`);
   });
 });

@@ -1,4 +1,5 @@
-// `lender flag`: set Disputed / Do Not Contact on accounts from NDJSON or JSON (SPEC.md Endpoint 4).
+// `lender flag`: set Disputed / Do Not Contact on accounts from NDJSON or JSON (the status-update
+// endpoint).
 import { createFlagWriter } from '../../accounts/flags.ts';
 import type { Command } from '../command.ts';
 import { CONNECTION_HELP } from '../connect.ts';
@@ -19,6 +20,7 @@ ${CONNECTION_HELP}
 
 Examples:
   lender flag flags.ndjson --rejects flag-rejects.ndjson
+  lender flag flags.ndjson --delivery-timeout 30s --max-attempts 3
   echo '{"status":"doNotContact","debtorCompanyId":"C-1","accountId":"A-1"}' | lender flag
 `;
 

@@ -1,4 +1,4 @@
-// `lender push`: create, update or withdraw accounts from NDJSON or JSON (SPEC.md Endpoint 3).
+// `lender push`: create, update or withdraw accounts from NDJSON or JSON (the accounts endpoint).
 import { createAccountWriter } from '../../accounts/account-writer.ts';
 import type { Command } from '../command.ts';
 import { CONNECTION_HELP } from '../connect.ts';
@@ -25,6 +25,7 @@ ${CONNECTION_HELP}
 Examples:
   lender push accounts.ndjson --rejects rejects.ndjson
   lender push portfolio.json --batch-size 1000 --concurrency 4 --progress
+  lender push accounts.ndjson --delivery-timeout 10m   # ride out a longer outage
   cat accounts.ndjson | lender push - --sandbox
 `;
 

@@ -1,0 +1,91 @@
+// A small HTTPS server that logs a client in like the service and answers the accounts endpoint
+// from a script the test sets: what the sandbox never does, such as a 400 naming an account that
+// is not in the request. Every request body it receives is kept. Its certificate is made with
+// `selfsigned` at start and trusted through `ca`, so certificate checks stay on.
+import { randomUUID } from 'node:crypto';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import selfsigned from 'selfsigned';
+
+export interface AccountsAnswer {
+  status: number;
+  body: unknown;
+}
+
+export const ACCEPTED_ANSWER: AccountsAnswer = {
+  status: 200,
+  body: { code: 200, message: 'success', body: 'Processing started successfully', errors: [] },
+};
+
+/** The service's 400 of the accounts endpoints, naming these accounts. */
+export function refusal(errors: { accountId: string; errors: string[] }[]): AccountsAnswer {
+  return { status: 400, body: { code: 400, message: null, body: '', errors } };
+}
+
+export interface ScriptedAccountsServer {
+  readonly authUrl: string;
+  readonly ca: string;
+  readonly lender: string;
+  readonly email: string;
+  readonly password: string;
+  /** Answers to the next account requests, in order; once used up, each request is accepted. */
+  readonly script: AccountsAnswer[];
+  /** The `accounts` array of each account request received. */
+  readonly received: Record<string, unknown>[][];
+  close(): Promise<void>;
+}
+
+function b64url(value: unknown): string {
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
+}
+
+export async function startScriptedAccountsServer(): Promise<ScriptedAccountsServer> {
+  const pems = await selfsigned.generate([{ name: 'commonName', value: 'scripted accounts server' }], {
+    keySize: 2048,
+    algorithm: 'sha256',
+    extensions: [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, keyCertSign: true, critical: true },
+      { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] },
+    ],
+  });
+  const lenderPublicId = randomUUID();
+  const now = Math.floor(Date.now() / 1000);
+  // Shaped like the service's tokens so the client's exp hint works; never valid anywhere.
+  const jwt = (typ: string, ttl: number) => `${b64url({ alg: 'none', typ: 'JWT' })}.${b64url({ lenderId: lenderPublicId, typ, iat: now, exp: now + ttl })}.c2ln`;
+  const script: AccountsAnswer[] = [];
+  const received: Record<string, unknown>[][] = [];
+
+  const server = https.createServer({ key: pems.private, cert: pems.cert }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const path = new URL(req.url ?? '/', 'https://x').pathname;
+      const json = ({ status, body }: AccountsAnswer) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      };
+      if (path.endsWith('/login')) return json({ status: 200, body: { token: jwt('access', 3600), refreshToken: jwt('refresh', 7200), lenderPublicId } });
+      if (req.method === 'POST' && path === `/admin/v3/lenders/${lenderPublicId}/accounts`) {
+        received.push((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { accounts: Record<string, unknown>[] }).accounts);
+        return json(script.shift() ?? ACCEPTED_ANSWER);
+      }
+      json({ status: 404, body: { error: 'Not found' } });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    authUrl: `https://127.0.0.1:${port}`,
+    ca: pems.cert,
+    lender: 'scripted',
+    email: 'ops@example.com',
+    password: 'scripted-password',
+    script,
+    received,
+    close() {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
