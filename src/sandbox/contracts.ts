@@ -84,6 +84,12 @@ export interface SandboxOptions {
   available?: Partial<Record<DatasetCode, boolean>>;
   /** Largest accepted request body in bytes. Default 10 MiB. */
   maxBodyBytes?: number;
+  /** Request-body bytes held by all requests at once; past it bodies are answered 503 with
+   * Retry-After. Default 40 MiB, and never less than maxBodyBytes. */
+  maxBufferedBytes?: number;
+  /** Connections served at once; a connection beyond them is answered 503 with Retry-After and
+   * closed. Default 256. */
+  maxConnections?: number;
 }
 
 /** Counters of GET /__sandbox/stats (contract: at least these keys). */

@@ -80,7 +80,8 @@ export async function launchSandbox(options: SandboxOptions | undefined, factori
 
   const exportsModule = factories.exports(ctx);
   const accountsModule = factories.accounts(ctx, exportsModule.listener);
-  const stats = (): SandboxStats => ({ ...ctx.stats, queueDepth: accountsModule.queueDepth() });
+  // `server` is made below; stats are only read once it exists.
+  const stats = (): SandboxStats => ({ ...ctx.stats, queueDepth: accountsModule.queueDepth(), ...server.load() });
   const setFaults = (patch: unknown): FaultSettings => {
     const live = applyFaultPatch(ctx.faults, patch);
     return { latencyMs: live.latencyMs, faults: { ...live.faults }, tokenTtlSeconds: live.tokenTtlSeconds };

@@ -17,6 +17,10 @@ export const DEFAULT_OPTIONS = {
   viaBudget: 10_000,
   churnRate: 0,
   maxBodyBytes: 10 * 1024 * 1024,
+  // Four bodies of the largest size at once: a few clients pushing big batches are served, while
+  // the memory that parsing them takes stays in the low hundreds of MB.
+  maxBufferedBytes: 40 * 1024 * 1024,
+  maxConnections: 256,
 } as const;
 
 /** Largest injected latency; beyond it a sandbox looks hung rather than slow. */
@@ -68,6 +72,7 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedSandboxOpt
     if (typeof flag !== 'boolean') throw new SandboxOptionsError(`available.${code} must be true or false`);
     available[code] = flag;
   }
+  const maxBodyBytes = integer('maxBodyBytes', o.maxBodyBytes, 1024, 1024 * 1024 * 1024);
   return {
     port: integer('port', o.port, 0, 65535),
     host,
@@ -78,10 +83,24 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedSandboxOpt
     totalCap: integer('totalCap', o.totalCap, 1, Number.MAX_SAFE_INTEGER),
     viaBudget: integer('viaBudget', o.viaBudget, 1, Number.MAX_SAFE_INTEGER),
     churnRate: nonNegative('churnRate', o.churnRate, 1_000_000),
-    maxBodyBytes: integer('maxBodyBytes', o.maxBodyBytes, 1024, 1024 * 1024 * 1024),
+    maxBodyBytes,
+    maxBufferedBytes: bufferedLimit(options.maxBufferedBytes, maxBodyBytes),
+    maxConnections: integer('maxConnections', o.maxConnections, 1, 100_000),
     faults,
     available,
   };
+}
+
+/** The default follows a larger maxBodyBytes up; a given value must leave room for one body. */
+function bufferedLimit(value: number | undefined, maxBodyBytes: number): number {
+  if (value === undefined) return Math.max(DEFAULT_OPTIONS.maxBufferedBytes, maxBodyBytes);
+  const max = 16 * 1024 * 1024 * 1024;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < maxBodyBytes || value > max) {
+    throw new SandboxOptionsError(
+      `maxBufferedBytes must be an integer from maxBodyBytes (${maxBodyBytes}) to ${max}, got ${JSON.stringify(value)}`,
+    );
+  }
+  return value;
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

@@ -36,9 +36,19 @@ const FAILURE_TEXT: Record<number, { error: string; message: string }> = {
 };
 
 /** 500/503/504 for a route kind; SPEC.md documents the 500 text of account and auth routes. */
-export function failure(auth: RouteAuth, status: 500 | 503 | 504, requestId: string): RouteResponse {
+export function failure(
+  auth: RouteAuth, status: 500 | 503 | 504, requestId: string, headers?: Readonly<Record<string, string>>,
+): RouteResponse {
   const text = FAILURE_TEXT[status]!;
-  return auth === 'export' ? exportError(status, text.message, requestId) : json(status, { error: text.error });
+  return auth === 'export' ? exportError(status, text.message, requestId, headers) : json(status, { error: text.error }, headers);
+}
+
+/** Seconds a client is asked to wait when the sandbox is at its connection or buffer limit. */
+export const RETRY_AFTER_SECONDS = 1;
+
+/** The documented 503 of the route kind, with Retry-After: the sandbox is at one of its limits. */
+export function busy(auth: RouteAuth, requestId: string): RouteResponse {
+  return failure(auth, 503, requestId, { 'retry-after': String(RETRY_AFTER_SECONDS) });
 }
 
 export function tooLarge(auth: RouteAuth, limit: number, requestId: string): RouteResponse {
@@ -49,9 +59,10 @@ export function tooLarge(auth: RouteAuth, limit: number, requestId: string): Rou
 /** Non-JSON body on an account route: the documented 400 of the account endpoints (SPEC.md
  * "Errors": `message` null, body '', one entry per failed account), with the reason in an entry
  * under accountId '' because no account could be read (as for a body without `accounts`).
- * Admin routes answer `{ error }`. */
-export function invalidJson(auth: RouteAuth): RouteResponse {
-  const message = 'Request body must be valid JSON.';
+ * Admin routes answer `{ error }`. A body that is not UTF-8 is answered the same way, with its
+ * own reason. */
+export function invalidJson(auth: RouteAuth, reason: 'syntax' | 'encoding' = 'syntax'): RouteResponse {
+  const message = reason === 'encoding' ? 'Request body must be UTF-8 encoded.' : 'Request body must be valid JSON.';
   return auth === 'accounts'
     ? rejected([{ accountId: '', errors: [message] }])
     : json(400, { error: message });

@@ -1,14 +1,21 @@
-// The HTTPS front of the sandbox: reads bodies under a size limit, routes, authenticates,
-// injects faults and writes every answer as JSON. Whatever a client sends, it answers and
-// keeps serving; only TLS is spoken, so plain HTTP on the port gets no service at all.
+// The HTTPS front of the sandbox: routes and authenticates on the headers, then reads a body only
+// for a request it will serve, under a per-request limit and a budget shared by all requests;
+// injects faults and writes every answer as JSON. Whatever a client sends, it answers and keeps
+// serving; only TLS is spoken, so plain HTTP on the port gets no service at all.
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import type { Route, RouteResponse, SandboxContext } from './contracts.ts';
+import type { TLSSocket } from 'node:tls';
+import { ByteBudget } from './byte-budget.ts';
+import { answerAndClose, encodeAnswer } from './close-unread.ts';
+import { ConnectionGate } from './connection-gate.ts';
+import type { Route, RouteAuth, RouteResponse, SandboxContext } from './contracts.ts';
 import { applyLatency, faultResponse, faultsApply, pickFault, sendReset } from './faults.ts';
+import { parseJsonBody } from './json-body.ts';
+import { admitBody, bodyLimit, hasBody, readBody } from './read-body.ts';
 import {
-  badRequestTarget, failure, invalidJson, methodNotAllowed, notFound, tooLarge,
+  badRequestTarget, busy, failure, invalidJson, methodNotAllowed, notFound, tooLarge,
 } from './responses.ts';
 import { authorize } from './route-auth.ts';
 import type { Router } from './router.ts';
@@ -31,45 +38,24 @@ export interface ServerDeps {
 
 export const ADMIN_PREFIX = '/__sandbox/';
 
-type BodyResult = { readonly kind: 'ok'; readonly bytes: Buffer } | { readonly kind: 'too-large' } | { readonly kind: 'aborted' };
+/** Live load figures for /__sandbox/stats. */
+export interface ServerLoad {
+  connections: number;
+  bufferedBytes: number;
+  bufferedBytesPeak: number;
+}
 
-// Past the limit the rest of the body is read and dropped, so the client is not cut off
-// mid-upload and can read the 413; past this much more, the connection is simply dropped.
-const DISCARD_FACTOR = 4;
-
-function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const declared = Number(req.headers['content-length'] ?? 0);
-    let tooLarge = Number.isFinite(declared) && declared > limit;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) tooLarge = true;
-      if (!tooLarge) chunks.push(chunk);
-      else {
-        chunks.length = 0;
-        if (size > limit * DISCARD_FACTOR) req.destroy();
-      }
-    });
-    req.on('end', () => resolve(tooLarge ? { kind: 'too-large' } : { kind: 'ok', bytes: Buffer.concat(chunks) }));
-    req.on('error', () => resolve({ kind: 'aborted' }));
-    req.on('close', () => {
-      if (!req.complete) resolve({ kind: 'aborted' });
-    });
-  });
+function encode(response: RouteResponse, requestId: string): { status: number; payload: Buffer } {
+  try {
+    return { status: response.status, payload: Buffer.from(JSON.stringify(response.body ?? null), 'utf8') };
+  } catch {
+    return { status: 500, payload: Buffer.from(JSON.stringify(failure('accounts', 500, requestId).body), 'utf8') };
+  }
 }
 
 function send(res: ServerResponse, response: RouteResponse, requestId: string, extra: Record<string, string> = {}): void {
   if (res.headersSent || res.destroyed) return;
-  let payload: Buffer;
-  let status = response.status;
-  try {
-    payload = Buffer.from(JSON.stringify(response.body ?? null), 'utf8');
-  } catch {
-    status = 500;
-    payload = Buffer.from(JSON.stringify(failure('accounts', 500, requestId).body), 'utf8');
-  }
+  const { status, payload } = encode(response, requestId);
   res.writeHead(status, {
     ...response.headers,
     ...extra,
@@ -84,18 +70,34 @@ export class SandboxServer {
   readonly server: https.Server;
   readonly #deps: ServerDeps;
   readonly #closing = new AbortController();
+  readonly #gate: ConnectionGate;
+  readonly #budget: ByteBudget;
+  /** Answered by writing to the socket directly (see close-unread.ts): the ServerResponse must
+   * never write after that. */
+  readonly #answeredRaw = new WeakSet<ServerResponse>();
 
   constructor(deps: ServerDeps) {
     this.#deps = deps;
+    const { options } = deps.ctx;
+    this.#gate = new ConnectionGate(options.maxConnections);
+    this.#budget = new ByteBudget(options.maxBufferedBytes);
     this.server = https.createServer({ key: deps.tls.key, cert: deps.tls.cert });
-    this.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      this.#handle(req, res).catch((error: unknown) => {
+    // Past twice the limit even a 503 is not worth a TLS handshake: Node drops the connection.
+    this.server.maxConnections = options.maxConnections * 2;
+    this.server.on('secureConnection', (socket: TLSSocket) => this.#gate.admit(socket));
+    const onRequest = (expectsContinue: boolean) => (req: IncomingMessage, res: ServerResponse) => {
+      this.#handle(req, res, expectsContinue).catch((error: unknown) => {
         // #handle answers its own errors; this is the last line so a bug never kills the process.
         deps.onHandlerError?.(error, 'request handling');
+        if (this.#answeredRaw.has(res)) return;
         if (!res.headersSent) send(res, failure('none', 500, 'unknown'), 'unknown');
         else res.destroy();
       });
-    });
+    };
+    this.server.on('request', onRequest(false));
+    // With this listener Node no longer sends 100 Continue by itself: a request that is refused
+    // on its headers is answered before the client sends its body at all.
+    this.server.on('checkContinue', onRequest(true));
     this.server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => this.#clientError(error, socket));
     // Plain HTTP (or any non-TLS bytes) fails the handshake here: counted, never answered.
     this.server.on('tlsClientError', () => {
@@ -125,7 +127,11 @@ export class SandboxServer {
     await closed;
   }
 
-  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  load(): ServerLoad {
+    return { connections: this.#gate.served, bufferedBytes: this.#budget.used, bufferedBytesPeak: this.#budget.peak };
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): Promise<void> {
     const { ctx, router } = this.#deps;
     const requestId = randomUUID();
     const method = req.method ?? 'GET';
@@ -137,64 +143,104 @@ export class SandboxServer {
     }
     const admin = url.pathname.startsWith(ADMIN_PREFIX);
     if (!admin) ctx.stats.requests += 1;
+    const answer = (response: RouteResponse, close = false): void => this.#answer(req, res, response, requestId, close);
+    const refuseBusy = (auth: RouteAuth): void => {
+      ctx.stats.overCapacity = (ctx.stats.overCapacity ?? 0) + 1;
+      answer(busy(auth, requestId), true);
+    };
 
+    // Everything up to reading the body is decided on the headers, so a request that is refused
+    // costs no body bytes, however many it announces.
     const match = router.match(method, url.pathname);
-    const route = match.kind === 'found' ? match.route : undefined;
-    const auth = route?.auth ?? 'none';
-
-    const body = await readBody(req, ctx.options.maxBodyBytes);
-    if (body.kind === 'aborted') return;
-    if (body.kind === 'too-large') {
-      send(res, tooLarge(auth, ctx.options.maxBodyBytes, requestId), requestId, { connection: 'close' });
-      return;
+    if (this.#gate.isOverLimit(req.socket)) {
+      return refuseBusy(match.kind === 'found' ? match.route.auth : match.kind === 'method-not-allowed' ? match.auth : 'none');
     }
-    if (!req.url?.startsWith('/')) return send(res, badRequestTarget(), requestId);
-    if (match.kind === 'not-found') return send(res, notFound(method, url.pathname), requestId);
+    if (!req.url?.startsWith('/')) return answer(badRequestTarget());
+    if (match.kind === 'not-found') return answer(notFound(method, url.pathname));
     if (match.kind === 'method-not-allowed') {
-      return send(res, methodNotAllowed(method, url.pathname, match.allowed, match.auth, requestId), requestId);
+      return answer(methodNotAllowed(method, url.pathname, match.allowed, match.auth, requestId));
     }
     const found = match.route;
-
-    if (faultsApply(found)) {
-      await applyLatency(ctx.faults.latencyMs, this.#closing.signal);
-      if (res.destroyed) return;
-      const fault = pickFault(ctx.faults.faults, this.#deps.random);
-      if (fault !== undefined) {
-        ctx.stats.faultsInjected += 1;
-        if (fault === 'reset') return sendReset(res);
-        return send(res, faultResponse(fault, found, requestId), requestId);
-      }
-    }
-
-    let parsed: unknown;
-    // Export routes are GETs whose documented inputs are path and query only.
-    if (found.auth !== 'export' && body.bytes.length > 0) {
-      try {
-        parsed = JSON.parse(body.bytes.toString('utf8'));
-      } catch {
-        return send(res, this.#deps.invalidBody?.(found, url) ?? invalidJson(found.auth), requestId);
-      }
-    }
 
     let tenant;
     if (found.auth === 'accounts' || found.auth === 'export') {
       const outcome = authorize(found, match.params, req.headers, requestId, this.#deps.tokens, ctx);
-      if ('response' in outcome) return send(res, outcome.response, requestId);
+      if ('response' in outcome) return answer(outcome.response);
       tenant = outcome.tenant;
     }
 
-    let response: RouteResponse;
-    try {
-      response = await found.handler({
-        method, url, params: match.params, headers: req.headers, body: parsed, requestId,
-        ...(tenant === undefined ? {} : { tenant }),
-      });
-    } catch (error) {
-      this.#deps.onHandlerError?.(error, `${found.method} ${found.pattern}`);
-      ctx.stats.handlerErrors = (ctx.stats.handlerErrors ?? 0) + 1;
-      response = failure(found.auth, 500, requestId);
+    // Only POST routes take a body; a GET's is never read (and its connection is closed after).
+    let bytes: Buffer | undefined;
+    let reservation;
+    if (found.method === 'POST') {
+      const limit = bodyLimit(found.auth, ctx.options.maxBodyBytes);
+      const admission = admitBody(req.headers, limit, this.#budget);
+      if (admission.kind === 'too-large') return answer(tooLarge(found.auth, limit, requestId), true);
+      if (admission.kind === 'busy') return refuseBusy(found.auth);
+      if (expectsContinue) res.writeContinue();
+      const body = await readBody(req, limit, admission.reservation);
+      if (body.kind === 'aborted') return;
+      if (body.kind === 'too-large') return answer(tooLarge(found.auth, limit, requestId), true);
+      if (body.kind === 'busy') return refuseBusy(found.auth);
+      bytes = body.bytes;
+      reservation = body.reservation;
     }
-    send(res, response, requestId);
+
+    try {
+      if (faultsApply(found)) {
+        await applyLatency(ctx.faults.latencyMs, this.#closing.signal);
+        if (res.destroyed) return;
+        const fault = pickFault(ctx.faults.faults, this.#deps.random);
+        if (fault !== undefined) {
+          ctx.stats.faultsInjected += 1;
+          if (fault === 'reset') return sendReset(res);
+          return answer(faultResponse(fault, found, requestId));
+        }
+      }
+
+      let parsed: unknown;
+      if (bytes !== undefined && bytes.length > 0) {
+        const json = await parseJsonBody(bytes);
+        bytes = undefined; // the parsed value replaces it; let the buffer go
+        if (!json.ok) return answer(this.#deps.invalidBody?.(found, url) ?? invalidJson(found.auth, json.reason));
+        parsed = json.value;
+      }
+
+      let response: RouteResponse;
+      try {
+        response = await found.handler({
+          method, url, params: match.params, headers: req.headers, body: parsed, requestId,
+          ...(tenant === undefined ? {} : { tenant }),
+        });
+      } catch (error) {
+        this.#deps.onHandlerError?.(error, `${found.method} ${found.pattern}`);
+        ctx.stats.handlerErrors = (ctx.stats.handlerErrors ?? 0) + 1;
+        response = failure(found.auth, 500, requestId);
+      }
+      answer(response);
+    } finally {
+      reservation?.release();
+    }
+  }
+
+  /** Sends `response`. While body bytes are still unread it is written straight to the socket,
+   * which is then closed (close-unread.ts); `close` closes the connection in any case. */
+  #answer(req: IncomingMessage, res: ServerResponse, response: RouteResponse, requestId: string, close: boolean): void {
+    if (this.#answeredRaw.has(res) || res.headersSent || res.destroyed) return;
+    const socket = req.socket;
+    if (hasBody(req.headers) && !req.complete) {
+      this.#answeredRaw.add(res);
+      this.#gate.release(socket);
+      const { status, payload } = encode(response, requestId);
+      answerAndClose(socket, {
+        status,
+        headers: { ...response.headers, 'content-type': 'application/json', 'x-request-id': requestId },
+        payload,
+      });
+      return;
+    }
+    if (close) this.#gate.release(socket);
+    send(res, response, requestId, close ? { connection: 'close' } : {});
   }
 
   #clientError(error: NodeJS.ErrnoException, socket: Socket): void {
@@ -203,10 +249,7 @@ export class SandboxServer {
       return;
     }
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-    const body = JSON.stringify({ error: 'The request is not well-formed HTTP/1.1.' });
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\n` +
-        `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-    );
+    const payload = Buffer.from(JSON.stringify({ error: 'The request is not well-formed HTTP/1.1.' }));
+    socket.end(encodeAnswer({ status, headers: { 'content-type': 'application/json' }, payload }));
   }
 }

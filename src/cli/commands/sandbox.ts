@@ -26,6 +26,13 @@ Options:
   --total-cap N     cap of includeTotal counts (default ${DEFAULT_OPTIONS.totalCap})
   --via-budget N    rows an unbounded via read may scan before a 504 (default ${DEFAULT_OPTIONS.viaBudget})
   --churn RATE      rows per second written while clients page (default ${DEFAULT_OPTIONS.churnRate})
+  --max-connections N
+                    connections served at once; a request on one more is answered 503
+                    with Retry-After (default ${DEFAULT_OPTIONS.maxConnections})
+  --max-buffered-bytes N
+                    request-body bytes held by all requests at once; a body that does not
+                    fit is answered 503 with Retry-After
+                    (default ${DEFAULT_OPTIONS.maxBufferedBytes}, ${DEFAULT_OPTIONS.maxBufferedBytes / 1024 / 1024} MiB)
   -h, --help        this text
 
 Admin endpoints (no token): GET /__sandbox/stats, POST /__sandbox/drain,
@@ -46,6 +53,8 @@ export function parseSandboxArgs(argv: string[]): SandboxOptions {
     'total-cap': { type: 'string' },
     'via-budget': { type: 'string' },
     churn: { type: 'string' },
+    'max-connections': { type: 'string' },
+    'max-buffered-bytes': { type: 'string' },
   });
   // Range checks beyond "a whole number" are resolveOptions' (below), so the CLI and
   // startSandbox() refuse the same values with the same words.
@@ -63,6 +72,8 @@ export function parseSandboxArgs(argv: string[]): SandboxOptions {
   set('totalCap', whole('total-cap', values['total-cap']));
   set('viaBudget', whole('via-budget', values['via-budget']));
   set('churnRate', numberFlag(values.churn, '--churn'));
+  set('maxConnections', whole('max-connections', values['max-connections']));
+  set('maxBufferedBytes', whole('max-buffered-bytes', values['max-buffered-bytes']));
   if (values.faults !== undefined) {
     try {
       options.faults = parseFaultSpec(values.faults);

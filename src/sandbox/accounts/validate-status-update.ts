@@ -1,7 +1,7 @@
 // Validation of the Account status update object of SPEC.md Endpoint 4. Pure: whether an account
 // exists is asked through a predicate, so the rule is tested without any state.
 import { checkRequiredString, isAbsent } from './field-checks.ts';
-import { validateRecord, validateRequest } from './validate-account.ts';
+import { type Outcome, validateRecord, validateRequest } from './validate-account.ts';
 import type { FlagOperation, StatusUpdateInput, Validated } from './types.ts';
 
 export const FLAG_STATUS_MESSAGE = 'Invalid status value. Accepted values: 5, 6';
@@ -29,12 +29,16 @@ export function statusUpdateErrors(raw: Record<string, unknown>, exists: Account
   return errors;
 }
 
-export function validateStatusUpdateRequest(body: unknown, exists: AccountExists): Validated<StatusUpdateInput> {
-  return validateRequest(body, (raw) =>
+/** One element of an update-status body: its errors, or the status update it asks for. */
+export function statusUpdateValidator(exists: AccountExists): (raw: unknown) => Outcome<StatusUpdateInput> {
+  return (raw) =>
     validateRecord(raw, (item) => statusUpdateErrors(item, exists), (item) => ({
       status: item.status as FlagOperation,
       debtorCompanyId: item.debtorCompanyId as string,
       accountId: item.accountId as string,
-    })),
-  );
+    }));
+}
+
+export function validateStatusUpdateRequest(body: unknown, exists: AccountExists): Validated<StatusUpdateInput> {
+  return validateRequest(body, statusUpdateValidator(exists));
 }
