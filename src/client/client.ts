@@ -20,7 +20,7 @@ import { AuthenticationError, LenderError } from './errors.ts';
 import { redactError } from './redact.ts';
 import { envelopeBody, errorFromResponse, isObject, protocolError, successObject, type ResponseContext } from './responses.ts';
 import { resolvePolicy, withRetry } from './retry.ts';
-import { RawJsonBody, Transport, type TransportResponse } from './transport.ts';
+import { RawJsonBody, Transport, inMemoryService, type TransportResponse } from './transport.ts';
 import type { AccountsAccepted, Catalog, DatasetRef, ExportPageBody, LoginSession, PageQuery } from './types.ts';
 
 export { version, userAgent } from './version.ts';
@@ -38,8 +38,8 @@ export interface ClientOptions {
   keepPassword?: boolean;
   /** Sockets per origin. Default 16. */
   connections?: number;
-  /** Send requests through this undici dispatcher instead of the client's own agent (see TransportOptions). */
-  dispatcher?: Dispatcher;
+  /** Tests only (see TransportOptions); the key is not exported from the package. */
+  [inMemoryService]?: Dispatcher;
 }
 
 export interface LoginOptions extends ClientOptions {
@@ -382,6 +382,6 @@ function transportOptions(options: ClientOptions): ConstructorParameters<typeof 
     ca: options.ca,
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.connections !== undefined ? { connections: options.connections } : {}),
-    ...(options.dispatcher !== undefined ? { dispatcher: options.dispatcher } : {}),
+    ...(options[inMemoryService] !== undefined ? { [inMemoryService]: options[inMemoryService] } : {}),
   };
 }

@@ -10,6 +10,9 @@ import { assertHttps } from './config.ts';
 import { abortErrorFrom } from './abort.ts';
 import { userAgent } from './version.ts';
 
+/** The key of TransportOptions' test-only dispatcher; not exported from the package. */
+export const inMemoryService = Symbol('lender-streams in-memory service');
+
 export interface TransportOptions {
   /** Extra trusted CA certificate(s), PEM, trusted besides Node's defaults (see trustedCas). */
   ca?: string | Buffer | undefined;
@@ -20,11 +23,11 @@ export interface TransportOptions {
   /** Idle time before a kept-alive socket is closed. Default 10 s. */
   keepAliveTimeoutMs?: number;
   /**
-   * Send every request through this undici dispatcher instead of an agent of the transport's own
-   * (a proxy agent, or an in-memory service in tests). Its connections, TLS settings included,
-   * are its own; `ca` and `connections` then do not apply. The URL must still be https.
+   * Tests only: answer every request from this undici dispatcher (an in-memory service) instead
+   * of the network. Kept out of the public options on purpose: a dispatcher brings its own TLS
+   * settings, which the certificate checks of the transport's own agent could not vouch for.
    */
-  dispatcher?: Dispatcher;
+  [inMemoryService]?: Dispatcher;
 }
 
 /** A request body that is JSON text already: sent verbatim, not serialised again. */
@@ -68,7 +71,7 @@ export class Transport {
 
   constructor(options: TransportOptions = {}) {
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.#agent = options.dispatcher ?? new Agent({
+    this.#agent = options[inMemoryService] ?? new Agent({
       connections: options.connections ?? 16,
       keepAliveTimeout: options.keepAliveTimeoutMs ?? 10_000,
       // The overall timer below is the real limit; these only stop a socket idling forever.

@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { LenderClient } from '../../src/client/client.ts';
 import { LenderError, ProtocolError } from '../../src/client/errors.ts';
+import { inMemoryService } from '../../src/client/transport.ts';
 import type { DatasetRef } from '../../src/client/types.ts';
 import { exportPages, type ExportOptions } from '../../src/exports/export-stream.ts';
 import type { DatasetState } from '../../src/exports/state.ts';
@@ -96,7 +97,7 @@ async function readToEnd(service: ModelService, ref: DatasetRef, opts: ExportOpt
     let client: LenderClient | undefined;
     try {
       client = await LenderClient.login({
-        authUrl: MODEL_AUTH_URL, ...MODEL_LOGIN, dispatcher: service.dispatcher,
+        authUrl: MODEL_AUTH_URL, ...MODEL_LOGIN, [inMemoryService]: service.dispatcher,
         retry: { baseDelayMs: 0, maxDelayMs: 0 }, proactiveRefresh: false,
       });
       const stream = exportPages(client, ref, { ...opts, resume: state });
