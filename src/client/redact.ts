@@ -9,12 +9,19 @@ export const REDACTED = '[redacted]';
 /** Shorter known values would cut ordinary words out of messages. */
 export const MIN_SECRET_LENGTH = 6;
 
-// The scheme goes with the credential: "Bearer [redacted]" followed by more text would still
-// read as a bearer credential to anyone scanning for one. The credential ends where a bearer
-// token cannot go on (a quote, a comma, a bracket), so an echoed header dump keeps its other fields.
-const BEARER = /Bearer\s+[^\s"'`,;<>()[\]{}\\]*/gi;
+// Credential-shaped text, also what the leak scanner looks for (src/session/secrets.ts), so the
+// two cannot disagree. Not global: `.test` keeps no state between calls.
+//
+// Bearer: the scheme, whitespace or %20 (an echoed URL), an optional quote (raw, JSON-escaped or
+// %-encoded), then 8 or more token68 characters ("+", "/", "=" may come %-encoded). The length
+// floor keeps prose ("Missing bearer token.", "The Bearer scheme") whole. A credential already cut
+// as a known secret counts, so the scheme goes too: "Bearer [redacted]" still reads as a credential.
+export const BEARER_CREDENTIAL = /Bearer(?:\s|%20)+(\\?["'`]|%2[27])?(?:(?:[A-Za-z0-9\-._~+/]|%2[BF]){8,}(?:=|%3D)*|\[redacted\])\1?/i;
 /** JWTs (base64url of '{"' is 'eyJ'), whole or cut short after the payload. */
-const JWT = /eyJ[\w-]*\.[\w-]+(?:\.[\w-]*)?/g;
+export const JWT_LIKE = /eyJ[\w-]*\.[\w-]+(?:\.[\w-]*)?/;
+
+const BEARER_ALL = new RegExp(BEARER_CREDENTIAL.source, 'gi');
+const JWT_ALL = new RegExp(JWT_LIKE.source, 'g');
 
 /** Known secrets long enough to look for, longest first so a secret containing another goes whole. */
 export function usableSecrets(secrets: Iterable<string | undefined>): string[] {
@@ -34,7 +41,7 @@ export function redactText(text: string, known: Iterable<string | undefined> = [
   for (const secret of usableSecrets(known)) {
     for (const s of spellings(secret)) if (out.includes(s)) out = out.split(s).join(REDACTED);
   }
-  return out.replace(BEARER, REDACTED).replace(JWT, REDACTED);
+  return out.replace(BEARER_ALL, REDACTED).replace(JWT_ALL, REDACTED);
 }
 
 /** Strings in plain data (failures lists, say), redacted; anything else is left as it is. */

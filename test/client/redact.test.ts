@@ -63,6 +63,48 @@ describe('redactText', () => {
   });
 });
 
+describe('what counts as a bearer credential', () => {
+  // Prose that names the scheme: every LenderError message and REPL value goes through redactText.
+  const ORDINARY = ['Missing bearer token.', 'The Bearer scheme is required', 'bearer bonds held: 5', 'Bearer abc1234', 'Bearer %20'];
+  const CUT: [string, string][] = [
+    ['Authorization: Bearer "tok123456"', `Authorization: ${REDACTED}`],
+    ["Authorization: Bearer 'tok123456', next", `Authorization: ${REDACTED}, next`],
+    ['{"echo":"Authorization: Bearer \\"tok123456\\""}', `{"echo":"Authorization: ${REDACTED}"}`],
+    ['GET /cb?auth=Bearer%20tok123456&x=1', `GET /cb?auth=${REDACTED}&x=1`],
+    ['GET /cb?auth=Bearer%20%22tok123456%22&x=1', `GET /cb?auth=${REDACTED}&x=1`],
+    ['GET /cb?auth=Bearer%20tok%2Fabc%2B123%3D%3D&x=1', `GET /cb?auth=${REDACTED}&x=1`],
+    ['Bearer abcdefgh==;', `${REDACTED};`],
+    [`Authorization: Bearer ${REDACTED}`, `Authorization: ${REDACTED}`],
+  ];
+
+  it('leaves ordinary messages that name the scheme as they are, in errors and REPL output too', () => {
+    for (const text of ORDINARY) {
+      assert.equal(redactText(text), text);
+      assert.equal(new LenderError(text).message, text);
+      assert.equal(oneLine(new Error(text)), `Error: ${text}`);
+      assert.deepEqual(findLeaks(text), [], text);
+    }
+  });
+
+  it('cuts quoted and URL-encoded credentials, scheme and closing quote included', () => {
+    for (const [text, expected] of CUT) {
+      assert.equal(redactText(text), expected, text);
+      assert.deepEqual(findLeaks(text), ['a bearer token'], text);
+      assert.deepEqual(findLeaks(expected), [], expected);
+    }
+  });
+
+  it('a secret known by value inside a quoted header goes with its scheme and quotes', () => {
+    assert.equal(redactText('Authorization: Bearer "pa ss;word!"', ['pa ss;word!']), `Authorization: ${REDACTED}`);
+  });
+
+  it('findLeaks reports exactly what redactText cuts', () => {
+    for (const text of [...ORDINARY, ...CUT.map(([t]) => t), `t=${JWT}`, `t=${JWT.split('.').slice(0, 2).join('.')}`, 'eyJhbGciOiJIUzI1NiJ9']) {
+      assert.equal(findLeaks(text).length > 0, redactText(text) !== text, text);
+    }
+  });
+});
+
 describe('errors are scrubbed when they are made', () => {
   it('message, serverMessage and requestId of any LenderError', () => {
     const error = new LenderError(`refused (403: echo Bearer ${JWT})`, { serverMessage: `echo Bearer ${JWT}`, requestId: JWT });
