@@ -1,9 +1,10 @@
 // `npm run bench`: runs every benchmark in bench/ one after another, each in its own process (so
 // one bench's heap, sandbox or sockets cannot skew the next), and prints one table of the figures
-// the issues ask for. Each bench prints one JSON line; a bench that fails, times out or prints no
-// JSON is shown as FAILED in the table, the others still run, and the exit code is 1 at the end.
+// each is judged by (docs/benchmarks.md). Each bench prints one JSON line; a bench that fails,
+// times out or prints no JSON is shown as FAILED in the table, the others still run, and the exit
+// code is 1 at the end.
 //
-//   npm run bench                         full sizes (the README's figures; takes a while)
+//   npm run bench                         full sizes (the figures of docs/benchmarks.md; takes a while)
 //   npm run bench -- --quick              small sizes, for a smoke run (figures not comparable)
 //   npm run bench -- --only export-rss,account-writer
 //   npm run bench -- --json               also print every raw result line to stdout
@@ -41,7 +42,7 @@ interface Known {
   quick: string[];
 }
 
-// The figures each issue asks for, with its target where the issue states one. Benches not listed
+// The figures each bench is judged by, with its target where it has one. Benches not listed
 // here still run; their numeric fields are shown as they come.
 const KNOWN: Record<string, Known> = {
   'sandbox-processing': {
@@ -271,7 +272,7 @@ for (const name of selected) {
 
 process.stdout.write(`\n${table(outcomes.flatMap(rowsOf))}\n\n`);
 process.stdout.write(`Commands (each bench prints one JSON line):\n${outcomes.map((o) => `  ${o.command}`).join('\n')}\n`);
-if (quick) process.stdout.write('Quick sizes: figures are smoke-test values, not the README\'s.\n');
+if (quick) process.stdout.write('Quick sizes: figures are smoke-test values, not those of docs/benchmarks.md.\n');
 const failed = outcomes.filter((o) => !o.ok);
 if (failed.length > 0) {
   process.stdout.write(`\n${failed.length} of ${outcomes.length} benchmarks failed: ${failed.map((o) => o.name).join(', ')}\n`);

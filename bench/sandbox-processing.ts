@@ -1,4 +1,4 @@
-// Processing throughput of the sandbox's accounts half (issue 2, "Processing keeps up"): pushes
+// Processing throughput of the sandbox's accounts half (processing must keep up): pushes
 // 100,000 sub-account records in batches of 1,000 over HTTPS to an in-process sandbox, waits for
 // the background queue to drain, checks every record was applied, and prints one JSON line.
 //

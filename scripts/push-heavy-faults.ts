@@ -2,7 +2,7 @@
 // 20% 500 + 10% 503 + 5% connection resets: how many runs ended with every record accepted (and
 // applied exactly once by the sandbox). One JSON line per run on stderr, a summary on stdout.
 //
-//   node --import tsx scripts/push-heavy-faults.ts [--runs 20] [--records 3000] [--faults SPEC]
+//   node --import tsx scripts/push-heavy-faults.ts [--runs 20] [--records 3000] [--faults LIST]
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +20,7 @@ const { values } = parseArgs({
 const runs = Number(values.runs);
 const records = Number(values.records);
 if (!(runs > 0) || !(records > 0)) {
-  process.stderr.write('usage: push-heavy-faults.ts [--runs N] [--records N] [--faults SPEC]\n');
+  process.stderr.write('usage: push-heavy-faults.ts [--runs N] [--records N] [--faults LIST]\n');
   process.exit(2);
 }
 

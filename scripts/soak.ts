@@ -31,7 +31,7 @@ const { values } = parseArgs({
 const minutes = Number(values.minutes);
 const records = Number(values.records);
 if (!(minutes > 0) || !(records > 0)) {
-  process.stderr.write('usage: soak.ts --minutes N [--records N] [--scale N] [--faults SPEC]\n');
+  process.stderr.write('usage: soak.ts --minutes N [--records N] [--scale N] [--faults LIST]\n');
   process.exit(2);
 }
 

@@ -25,7 +25,7 @@ export type {
   LoginSession, PageMeta, PageQuery, Pagination,
 } from './client/types.ts';
 
-// ---- static catalog (from SPEC.md; availability comes from client.catalog())
+// ---- static catalog (the documented one; availability comes from client.catalog())
 export {
   DATASETS, DATASET_CODES, PAGE_MAX, SCHEMA_VERSION, SECTIONS, datasetInfo, isDatasetCode, sectionInfo,
   type CursorField, type DatasetCode, type DatasetInfo, type SectionCode, type SectionInfo, type TenantPathKind,
@@ -38,7 +38,7 @@ export { ProgressLine, formatProgress, type ProgressFigures } from './exports/pr
 // ---- account streams and flags
 export * from './accounts/index.ts';
 
-// ---- the embedded sandbox, where DESIGN.md's sketch imports it from. Loaded on the first call
+// ---- the embedded sandbox, also importable from the main entry. Loaded on the first call
 // (only types are imported here), so a pipeline importing the client still never loads the
 // service implementation or its certificate code; `lender-streams/sandbox` has the rest.
 import type { Sandbox, SandboxOptions } from './sandbox/index.ts';

@@ -1,4 +1,4 @@
-// ISO 3166-1 alpha-3 codes officially assigned (249). SPEC.md's Address.country is one of
+// ISO 3166-1 alpha-3 codes officially assigned (249). The service's Address.country is one of
 // these; user-assigned codes (XKX for Kosovo) and reserved ones are not, so they are refused.
 const CODES = `
 ABW AFG AGO AIA ALA ALB AND ARE ARG ARM ASM ATA ATF ATG AUS AUT AZE

@@ -1,4 +1,4 @@
-// Operational flags (SPEC.md Endpoint 4): a writer for streams of status updates, and setFlags()
+// Operational flags (the update-status endpoint): a writer for streams of status updates, and setFlags()
 // for a list in hand. Both are the record writer on the status-update schema, so they share its
 // guarantees: nothing invalid is sent, a 400 is split, every record is accounted for.
 import { once } from 'node:events';

@@ -1,16 +1,16 @@
-// zod schemas of SPEC.md's Account (with Phone, Email, Address) and Account status update objects.
+// zod schemas of the service's Account (with Phone, Email, Address) and Account status update objects.
 //
 // Messages follow the service's style ("firstName is required", "principal must be a valid
 // number"), so a record refused here reads the same as one the service refused. Each schema
 // error carries the text after the field name; formatIssue() puts the field path in front
 // ("phones[0].number is required"), since array indices are only known at parse time.
 //
-// Required fields. SPEC.md gives two lists that disagree. The default enforces what the service is
+// Required fields. The service documents two lists that disagree. The default enforces what the service is
 // known to enforce: the must-fail set (accountId, status, debtorCompanyId, firstName, principal)
 // plus the rest of the prose list (lastName, language, subAccountId). `strict` also enforces the
 // machine-readable schema's extras (birthDate, dateDue, phones, loanType).
 //
-// Deliberately not checked: the format of an email address. SPEC.md gives no rule for it, so any
+// Deliberately not checked: the format of an email address. The service documents no rule for it, so any
 // judgement here could refuse an address the service takes; the service's 400 reports it instead.
 //
 // null counts as absent, as JSON serialisers commonly write an absent optional field as null.
@@ -148,7 +148,7 @@ function accountShape(strict: boolean) {
   };
 }
 
-/** Unknown fields are kept: the service may know fields SPEC.md does not list. */
+/** Unknown fields are kept: the service may know fields its documentation does not list. */
 export const accountSchema = z.looseObject(accountShape(false), { error: NOT_AN_OBJECT_MESSAGE });
 export const strictAccountSchema = z.looseObject(accountShape(true), { error: NOT_AN_OBJECT_MESSAGE });
 

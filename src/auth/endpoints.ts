@@ -1,4 +1,4 @@
-// The two authentication calls of SPEC.md (Endpoints 1 and 2), over a Transport. Both are
+// The two authentication calls (login and token refresh), over a Transport. Both are
 // safe to retry on 5xx and resets: a login or refresh that is sent twice only mints a token.
 import type { RetryEvent, RetryPolicy } from '../client/api.ts';
 import { errorFromResponse, protocolError, successObject, type ResponseContext } from '../client/responses.ts';

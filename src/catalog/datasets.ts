@@ -1,5 +1,5 @@
-// Static metadata of the export datasets, transcribed from SPEC.md "Export catalog".
-// Availability here is only what the spec saw at its last listing: the live catalog
+// Static metadata of the export datasets, as the service documents its export catalog
+// (docs/service-contract.md). Availability here is only the documented last listing: the live catalog
 // (client.catalog()) is the authority for what can be fetched now.
 
 export type SectionCode = 'S1' | 'S2' | 'S3' | 'S4' | 'S5';
@@ -17,7 +17,7 @@ export interface DatasetInfo {
   readonly name: string;
   readonly cursorField: CursorField;
   readonly pathKind: TenantPathKind;
-  /** Availability at the spec's last listing; the live catalog may differ. */
+  /** Availability at the documented last listing; the live catalog may differ. */
   readonly availableAtListing: boolean;
 }
 

@@ -1,6 +1,6 @@
 // The shape every `lender` sub-command module exports as its default.
 
-/** Exit codes (DESIGN.md contract). */
+/** Exit codes (a contract: scripts rely on them; docs/cli.md). */
 export const EXIT = {
   ok: 0,
   failure: 1,

@@ -1,5 +1,5 @@
 // LenderClient: the one client every stream, command, REPL helper and notebook goes through.
-// Thin typed calls for each endpoint of SPEC.md on top of the transport, the session (token
+// Thin typed calls for each endpoint of the service on top of the transport, the session (token
 // renewal) and the retry policy. Emits 'retry' and 'refresh' so progress output and tests can
 // see what happens underneath.
 import { EventEmitter } from 'node:events';
@@ -114,7 +114,7 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
     );
   }
 
-  /** Logs in (SPEC.md Endpoint 1) and returns a client holding the session. */
+  /** Logs in (the login endpoint) and returns a client holding the session. */
   static async login(options: LoginOptions): Promise<LenderClient> {
     const authUrl = normalizeAuthUrl(options.authUrl);
     const transport = new Transport(transportOptions(options));
@@ -167,7 +167,7 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
     return { requests: this.#transport.sent, retries: this.#retries, refreshes: this.#refreshes };
   }
 
-  /** Renews the access token now (SPEC.md Endpoint 2), or logs in again if the refresh token is refused. */
+  /** Renews the access token now (the token refresh endpoint), or logs in again if the refresh token is refused. */
   async refresh(opts: Pick<RequestOptions, 'signal'> = {}): Promise<void> {
     this.#assertOpen();
     try {

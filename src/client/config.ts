@@ -1,5 +1,5 @@
 // Where the client's connection settings come from: explicit options, else the environment
-// (DESIGN.md contract), else a credentials file in the user's config directory. Resolution
+// (LENDER_* variables), else a credentials file in the user's config directory. Resolution
 // is field by field, so a flag can override one value from the environment or the file.
 import { readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -8,7 +8,7 @@ import { inspect, type InspectOptionsStylized } from 'node:util';
 import { ConfigError, InsecureUrlError, MissingCredentialsError } from './errors.ts';
 
 export interface ConnectionOptions {
-  /** The service root, `{auth_url}` in SPEC.md. Must be https:. */
+  /** The service root, `{auth_url}`. Must be https:. */
   authUrl?: string;
   /** The `{lender}` path segment (subdomain) issued at onboarding. */
   lender?: string;
@@ -102,7 +102,7 @@ export function assertHttps(url: URL): void {
   }
 }
 
-/** `{base_url}` of SPEC.md. */
+/** `{base_url}`: the root of the account and export endpoints. */
 export function baseUrlOf(authUrl: string): string {
   return `${normalizeAuthUrl(authUrl)}/admin/v3`;
 }

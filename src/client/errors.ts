@@ -1,4 +1,4 @@
-// Typed errors, one per documented error case (SPEC.md "Errors"). Every `message` is one plain
+// Typed errors, one per documented error case (docs/service-contract.md). Every `message` is one plain
 // sentence a user can act on, and none ever contains a password or token.
 import { inspect } from 'node:util';
 import { redactText } from './redact.ts';

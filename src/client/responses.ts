@@ -1,4 +1,4 @@
-// From an HTTP response to a value or a typed error (SPEC.md "Errors"). Pure functions of
+// From an HTTP response to a value or a typed error (the service's documented error shapes). Pure functions of
 // status, headers and text, so every documented case is testable without a server.
 import {
   AuthenticationError, DatasetUnavailableError, GatewayTimeoutError, LenderError, LenderMismatchError,

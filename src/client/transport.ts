@@ -144,7 +144,7 @@ export class Transport {
  * The CAs to trust when the caller adds one. Node's `ca` option replaces the default trust store
  * rather than adding to it, so on its own it would make every publicly certified host (and any CA
  * of NODE_EXTRA_CA_CERTS, a corporate proxy's say) fail verification. The extra CA is trusted
- * besides them, as DESIGN.md's "extra trusted CA" says.
+ * besides them, as an extra trusted CA (`ca`, --ca-file, LENDER_CA_FILE) is meant to be.
  */
 function trustedCas(extra: string | Buffer, env: NodeJS.ProcessEnv = process.env): (string | Buffer)[] {
   const cas: (string | Buffer)[] = [...rootCertificates];

@@ -1,4 +1,4 @@
-// Shapes of the service's requests and responses as the client sees them (SPEC.md "Endpoints").
+// Shapes of the service's requests and responses as the client sees them (docs/service-contract.md).
 import type { CursorField, DatasetCode, SectionCode, TenantPathKind } from '../catalog/datasets.ts';
 
 export interface LoginSession {
@@ -26,7 +26,7 @@ export interface Catalog {
   sections: CatalogSection[];
 }
 
-/** Query of one export page (SPEC.md Endpoint 6). Cursors are opaque: pass them back verbatim. */
+/** Query of one export page (the dataset fetch endpoint). Cursors are opaque: pass them back verbatim. */
 export interface PageQuery {
   since?: string;
   until?: string;

@@ -5,7 +5,7 @@
 // demo run pushes the same portfolio again and the sandbox only restamps it.
 import { Rng } from '../prng.ts';
 
-/** An Account object (SPEC.md) as a lender's system would produce it; some are invalid on purpose. */
+/** An Account object of the accounts endpoint as a lender's system would produce it; some are invalid on purpose. */
 export type SampleRecord = Record<string, unknown>;
 
 export interface SamplePortfolio {

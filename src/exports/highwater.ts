@@ -9,7 +9,7 @@ export interface ValueMark {
   ids: string[];
 }
 
-/** The row's upsert key: public_id, else id (SPEC.md: public_id is the stable identifier). */
+/** The row's upsert key: public_id, else id (the service documents public_id as the stable identifier). */
 export function rowKey(row: ExportRow): string {
   const key = row.public_id ?? row.id;
   if (typeof key === 'string') return key;
@@ -22,8 +22,8 @@ export function rowKey(row: ExportRow): string {
 export type RowKey = (row: ExportRow) => string;
 
 /**
- * Datasets whose public_id is not unique per row (SPEC.md: for D16 it "is the case/link
- * identifier and may not be unique per deal row"). Two rows sharing it at the same cursor value
+ * Datasets whose public_id is not unique per row (for D16 the service documents it as the
+ * case/link identifier, which may not be unique per deal row). Two rows sharing it at the same cursor value
  * are told apart by their content instead of being dropped as one.
  */
 export const NON_UNIQUE_PUBLIC_ID: ReadonlySet<string> = new Set(['D16']);

@@ -13,7 +13,7 @@ import {
 } from './windows.ts';
 
 /**
- * Safety bound against a server whose cursor never ends (issue 9): this many pages in a row that
+ * Safety bound against a server whose cursor never ends: this many pages in a row that
  * carry rows but none beyond the last delivered (cursor value, id) position fail the walk. A
  * correct server never sends such a page (rows are strictly ordered, none repeated), so any
  * bound is safe; 50 is generous for a server that repeats a page now and then. Empty pages
@@ -198,8 +198,9 @@ export async function* walkWindow(ctx: WalkContext, window: Window, from: Window
       stalled += 1;
     }
     if (next !== null) {
-      // Passing the same cursor returns the same page (SPEC pagination rule 2): a cursor equal to
-      // the one just sent, or one already answered since the last new row, can only loop.
+      // Passing the same cursor returns the same page (the service's pagination contract,
+      // docs/service-contract.md): a cursor equal to the one just sent, or one already
+      // answered since the last new row, can only loop.
       if (next === cursor || cursorsSinceAdvance.has(next)) {
         throw new ProtocolError(
           `The service sent ${ctx.dataset} in the window ${describeWindow(window)} a nextCursor it had already sent, so the walk would never end; stopped.`,

@@ -1,4 +1,4 @@
-// The sandbox's own endpoints under /__sandbox/ (DESIGN.md contract): no token, never faulted.
+// The sandbox's own endpoints under /__sandbox/ (a contract scripts rely on; docs/sandbox.md): no token, never faulted.
 import type { FaultSettings, Route, SandboxStats } from './contracts.ts';
 import { FaultSettingsError } from './faults.ts';
 import { json } from './responses.ts';

@@ -1,4 +1,4 @@
-// SPEC.md Endpoints 1 (login) and 2 (refresh), with every documented status, shape and message.
+// The login and token refresh endpoints, with every documented status, shape and message.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Route, RouteRequest, RouteResponse, SandboxContext, Tenant } from './contracts.ts';
 import { json } from './responses.ts';
@@ -9,7 +9,7 @@ export const REFRESH_PATTERN = '/admin/auth/:lender/refresh-token';
 
 const BAD_CREDENTIALS = { error: 'Incorrect username or password.' } as const;
 const NOT_REFRESH = { code: 401, message: 'Token Type is not refresh', body: null } as const;
-/** A refresh token that is forged, expired, or issued for another lender. The spec documents
+/** A refresh token that is forged, expired, or issued for another lender. The service documents
  * only the wrong-type message; this one keeps the same `{ code, message, body }` shape. */
 const INVALID_REFRESH = { code: 401, message: 'Refresh token is invalid or expired', body: null } as const;
 
@@ -81,7 +81,7 @@ export function createAuthRoutes(ctx: SandboxContext, tokens: TokenIssuer): Rout
   ];
 }
 
-/** Refresh answers an unreadable body with its problem details (SPEC.md Endpoint 2); login
+/** Refresh answers an unreadable body with its problem details (as the token refresh endpoint documents); login
  * keeps the default `{ error }` 400, the error shape of its documented responses. */
 export function authInvalidBody(route: Route, url: URL): RouteResponse | undefined {
   return route.pattern === REFRESH_PATTERN ? problem(url.pathname) : undefined;

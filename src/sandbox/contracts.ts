@@ -4,7 +4,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { DatasetCode } from '../catalog/datasets.ts';
 
-/** Who a route is for, which decides how a bad token is answered (SPEC.md "Errors"). */
+/** Who a route is for, which decides how a bad token is answered (the service's documented error shapes). */
 export type RouteAuth =
   | 'none' // login, refresh
   | 'accounts' // 401 { error: 'Unauthorized' }
@@ -137,7 +137,7 @@ export interface AccountRecord {
   readonly outstandingBalance: string;
   readonly subAccountCount: number;
   readonly activeSubAccountCount: number;
-  /** Aggregate status; SPEC.md does not name the states, these are the sandbox's. */
+  /** Aggregate status; the service does not name the states, these are the sandbox's. */
   readonly status: 'active' | 'settled' | 'withdrawn';
   readonly disputed: boolean;
   readonly doNotContact: boolean;
@@ -156,7 +156,7 @@ export interface SubAccountRecord {
   readonly paidAmount?: string;
   readonly paidDate?: string;
   readonly dateDue?: string;
-  /** principal - paidAmount (SPEC.md balance rule), decimal string. */
+  /** principal - paidAmount (the service's balance rule), decimal string. */
   readonly balance: string;
   readonly status: 'active' | 'withdrawn';
   readonly loanType?: number;

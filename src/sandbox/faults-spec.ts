@@ -41,7 +41,7 @@ export function validateFaultRates(value: unknown): FaultRates {
   return rates;
 }
 
-/** Parses `500=0.1,reset=0.02` (DESIGN.md contract). An empty string means no faults. */
+/** Parses `500=0.1,reset=0.02` (the --faults format scripts rely on; docs/sandbox.md). An empty string means no faults. */
 export function parseFaultSpec(spec: string): FaultRates {
   const rates: Record<string, number> = {};
   for (const part of spec.split(',').map((p) => p.trim()).filter((p) => p !== '')) {

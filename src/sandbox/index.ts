@@ -1,4 +1,4 @@
-// Public entry of the sandbox: a spec-faithful, stateful implementation of the service over
+// Public entry of the sandbox: a faithful, stateful implementation of the service over
 // HTTPS, embeddable in-process (`startSandbox`) and served by `lender sandbox`.
 import { createAccountsModule } from './accounts/index.ts';
 import type { SandboxOptions } from './contracts.ts';

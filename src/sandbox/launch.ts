@@ -32,9 +32,9 @@ export interface SandboxCredentials {
 export interface Sandbox {
   readonly host: string;
   readonly port: number;
-  /** https://HOST:PORT, the `{auth_url}` of SPEC.md. */
+  /** https://HOST:PORT, the service root (`{auth_url}`). */
   readonly authUrl: string;
-  /** authUrl + '/admin/v3', the `{base_url}` of SPEC.md. */
+  /** authUrl + '/admin/v3', the `{base_url}` of the account and export endpoints. */
   readonly baseUrl: string;
   readonly ca: string;
   /** The CA PEM on disk (a fresh temp folder), for tools such as `curl --cacert`; removed by close(). */

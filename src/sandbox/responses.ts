@@ -1,4 +1,4 @@
-// Error bodies in the shape each kind of route documents (SPEC.md "Errors"): account and auth
+// Error bodies in the shape each kind of route documents: account and auth
 // routes answer `{ error }`, export routes `{ success: false, message, requestId }`.
 import { rejected } from './accounts/envelopes.ts';
 import type { RouteAuth, RouteResponse } from './contracts.ts';
@@ -24,7 +24,7 @@ export function unauthorized(auth: RouteAuth, requestId: string): RouteResponse 
 
 /** A path lenderPublicId that is not the token's lender. Export routes document 403. The account
  * endpoints document no 403 (only 200/400/401/500), so they answer the documented 401: a client
- * that follows the spec treats it as "this token does not open that resource". */
+ * that follows the documented contract treats it as "this token does not open that resource". */
 export function lenderMismatch(auth: RouteAuth, requestId: string): RouteResponse {
   return auth === 'export' ? exportError(403, 'Lender ID mismatch', requestId) : json(401, { error: 'Unauthorized' });
 }
@@ -35,7 +35,7 @@ const FAILURE_TEXT: Record<number, { error: string; message: string }> = {
   504: { error: 'Gateway timeout. Please try again later.', message: 'Gateway timeout' },
 };
 
-/** 500/503/504 for a route kind; SPEC.md documents the 500 text of account and auth routes. */
+/** 500/503/504 for a route kind; the service documents the 500 text of account and auth routes. */
 export function failure(
   auth: RouteAuth, status: 500 | 503 | 504, requestId: string, headers?: Readonly<Record<string, string>>,
 ): RouteResponse {
@@ -56,8 +56,8 @@ export function tooLarge(auth: RouteAuth, limit: number, requestId: string): Rou
   return auth === 'export' ? exportError(413, message, requestId) : json(413, { error: message });
 }
 
-/** Non-JSON body on an account route: the documented 400 of the account endpoints (SPEC.md
- * "Errors": `message` null, body '', one entry per failed account), with the reason in an entry
+/** Non-JSON body on an account route: the documented 400 of the account endpoints
+ * (`message` null, body '', one entry per failed account), with the reason in an entry
  * under accountId '' because no account could be read (as for a body without `accounts`).
  * Admin routes answer `{ error }`. A body that is not UTF-8 is answered the same way, with its
  * own reason. */
@@ -72,8 +72,8 @@ export function notFound(method: string, path: string): RouteResponse {
   return json(404, { error: `No endpoint matches ${method} ${path}.` });
 }
 
-/** A known path with another method. On export paths it is one of the "other failures on export
- * endpoints" of SPEC.md "Errors", so it takes their `{ success: false, message, requestId }` shape. */
+/** A known path with another method. On export paths it is one of the documented "other failures on
+ * export endpoints", so it takes their `{ success: false, message, requestId }` shape. */
 export function methodNotAllowed(
   method: string, path: string, allowed: readonly string[], auth: RouteAuth, requestId: string,
 ): RouteResponse {

@@ -1,5 +1,5 @@
 // HS256 JWTs made with node:crypto. Access tokens carry the lender's public id (`lenderId`,
-// SPEC.md "Authentication" 2); refresh tokens are typed so neither can stand in for the other.
+// as the service's access tokens do); refresh tokens are typed so neither can stand in for the other.
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Tenant } from './contracts.ts';
 

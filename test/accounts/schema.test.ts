@@ -103,7 +103,7 @@ describe('account schema', () => {
     assert.deepEqual(errorsOf({ ...valid, addresses: [{ country: 'SAU' }, { country: 'BHR' }] }), []);
   });
 
-  it('leaves the format of an email address to the service (SPEC.md gives no rule)', () => {
+  it('leaves the format of an email address to the service (the service documents no rule)', () => {
     assert.deepEqual(errorsOf({ ...valid, emails: [{ email: 'not-an-address' }] }), []);
   });
 

@@ -145,7 +145,7 @@ describe('account writer over HTTPS', () => {
     const before = sandbox.stats().accountsProcessed;
     const who = person('SV-1');
     const records = Array.from({ length: 5 }, (_, i) => ({ ...who, status: 1, accountId: `SV-${i}`, subAccountId: 'S', principal: '5' }));
-    // The email format is checked by the service only (SPEC.md gives no rule, see schema.ts).
+    // The email format is checked by the service only (it documents no rule, see schema.ts).
     (records[2] as Record<string, unknown>).emails = [{ email: 'not-an-address' }];
     const { summary, rejects } = await push(records, { batchSize: 10 });
     assert.deepEqual(rejects.map((r) => [r.index, r.reason, r.errors]), [[2, 'server', ['emails[0].email must be a valid email address']]]);

@@ -1,7 +1,7 @@
 // Consecutive default `lender push` runs (no retry flags at all) into a `lender sandbox` child
 // failing a third of the requests: the delivery deadline, not a count of attempts, must get every
 // record through. Shared by chaos-push.test.ts (a few runs) and scripts/push-heavy-faults.ts (the
-// 20-run figure of the README).
+// 20-run figure of docs/resilience.md).
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generatePushInput } from './push-input.ts';

@@ -181,7 +181,7 @@ export function cursorFieldOf(dataset: string): string {
 }
 
 /**
- * The identity of a row across versions. public_id everywhere (SPEC.md), except D16 where it is
+ * The identity of a row across versions. public_id everywhere (the documented upsert key), except D16 where it is
  * the case id shared by several deals; a deal's created_at never changes, so the pair names it.
  * Suites assert the key is unique within a clean walk, so a wrong guess here cannot hide a loss.
  */

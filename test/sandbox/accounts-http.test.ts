@@ -1,4 +1,4 @@
-// SPEC.md Endpoints 3 and 4 over real HTTPS: envelopes, messages, background processing seen
+// The accounts and update-status endpoints over real HTTPS: envelopes, messages, background processing seen
 // through /__sandbox/stats and the D01/D02/D03/D05 exports, flags, and tenant isolation.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -116,7 +116,7 @@ describe('POST /accounts', () => {
     assert.deepEqual(notArray.body, bad([{ accountId: '', errors: ['accounts must be an array'] }]));
   });
 
-  it('balance rule from SPEC.md: 100 paid 30 -> 70, then paid 50 -> 50', async () => {
+  it('balance rule of the service: 100 paid 30 -> 70, then paid 50 -> 50', async () => {
     const { debtor, account: accountId } = ids();
     assert.equal((await push(demo, [account({ debtorCompanyId: debtor, accountId, paidAmount: '30' })])).status, 200);
     await drain();

@@ -119,7 +119,7 @@ describe('routing and bodies', () => {
     await assertServing();
   });
 
-  it('answers a wrong method on an export endpoint in the export error shape (SPEC.md "Errors")', async () => {
+  it('answers a wrong method on an export endpoint in the export error shape (the documented export error shape)', async () => {
     const session = await t.loginAs('demo');
     for (const path of ['exports/catalog', 'exports/S2/D07']) {
       const res = await t.request('POST', `/admin/v3/lenders/${session.lenderPublicId}/${path}`, { token: session.token, body: {} });

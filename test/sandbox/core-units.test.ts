@@ -34,7 +34,7 @@ describe('options', () => {
 });
 
 describe('fault spec', () => {
-  it('parses the DESIGN.md example and formats it back', () => {
+  it('parses the documented --faults example and formats it back', () => {
     const rates = parseFaultSpec('500=0.1,reset=0.02');
     assert.deepEqual(rates, { '500': 0.1, reset: 0.02 });
     assert.equal(formatFaultSpec(rates), '500=0.1,reset=0.02');

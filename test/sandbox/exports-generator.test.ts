@@ -38,7 +38,7 @@ test('each dataset has `scale` own rows (D26 at most 200) spread over DATA_SPAN,
   }
 });
 
-test('D07 rows have exactly the fields and observed values of SPEC.md', () => {
+test('D07 rows have exactly the documented fields and observed values', () => {
   const rows = expectedGeneratedRows(42, 2000, 0, 'D07');
   const keys = ['public_id', 'amount', 'settled_amount', 'payment_type', 'payment_status', 'is_settled',
     'paid_before_submission', 'paid_date', 'failure_reason', 'created_at', 'updated_at'];

@@ -63,7 +63,7 @@ async function walk(path: string, query: string): Promise<{ rows: any[]; sizes: 
 }
 
 describe('catalog', () => {
-  test('lists the 25 datasets of SPEC.md per section with availability overrides applied', async () => {
+  test('lists the 25 documented datasets per section with availability overrides applied', async () => {
     const body = await ok('catalog');
     assert.equal(body.schemaVersion, 'v1');
     assert.deepEqual(body.sections.map((s: any) => [s.code, s.name]), [

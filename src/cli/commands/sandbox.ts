@@ -1,5 +1,5 @@
 // `lender sandbox`: serves the sandbox over HTTPS until SIGINT/SIGTERM. The first stdout line
-// is the JSON object of the DESIGN.md contract; everything meant for people goes to stderr.
+// is one JSON object scripts rely on (docs/sandbox.md); everything meant for people goes to stderr.
 import { integerFlag, numberFlag, parseCommandArgs } from '../args.ts';
 import { EXIT, UsageError, type Command, type CommandIo } from '../command.ts';
 import { DEFAULT_OPTIONS, resolveOptions, SandboxOptionsError } from '../../sandbox/options.ts';
@@ -19,7 +19,7 @@ Options:
   --seed N          seed of all generated data; same seed and scale, same data (default ${DEFAULT_OPTIONS.seed})
   --scale N         rows per generated dataset (default ${DEFAULT_OPTIONS.scale})
   --latency MS      delay added to every service request (default ${DEFAULT_OPTIONS.latencyMs})
-  --faults SPEC     injected failures per request, KIND=RATE list, KIND one of
+  --faults LIST     injected failures per request, KIND=RATE list, KIND one of
                     500, 503, 504, reset (socket dropped mid-response), RATE 0..1;
                     e.g. 500=0.1,reset=0.02 (default none)
   --token-ttl S     access-token lifetime in seconds (default ${DEFAULT_OPTIONS.tokenTtlSeconds})

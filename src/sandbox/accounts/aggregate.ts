@@ -1,4 +1,4 @@
-// The main account aggregate (SPEC.md "What the service does" 3), recomputed from scratch on every
+// The main account aggregate (kept up to date by any operation on a sub-account), recomputed from scratch on every
 // change: accounts hold a handful of sub-accounts, and recomputing cannot drift the way an
 // incrementally maintained sum can after updates and withdrawals.
 import type { AccountRecord, SubAccountRecord } from '../contracts.ts';
@@ -9,12 +9,12 @@ export type AccountAggregate = Pick<
   'outstandingBalance' | 'subAccountCount' | 'activeSubAccountCount' | 'status'
 >;
 
-/** SPEC.md balance rule: principal less paidAmount. Interest and fees are not part of it. */
+/** The service's balance rule: principal less paidAmount. Interest and fees are not part of it. */
 export function subAccountBalance(principal: string, paidAmount: string | undefined): string {
   return subtractDecimal(principal, paidAmount ?? '0');
 }
 
-/** The aggregate status names are the sandbox's own (the spec does not show them): withdrawn once
+/** The aggregate status names are the sandbox's own (the service does not document them): withdrawn once
  * every sub-account is withdrawn, settled once nothing is outstanding, otherwise active. */
 export function aggregateAccount(subAccounts: Iterable<SubAccountRecord>): AccountAggregate {
   const balances: string[] = [];

@@ -1,5 +1,5 @@
 // ISO 3166-1 alpha-3 codes officially assigned (249). Addresses carry `country` as one of these
-// (SPEC.md Address object); user-assigned codes such as XKX are not in the standard list.
+// (the Address object of the accounts endpoint); user-assigned codes such as XKX are not in the standard list.
 const CODES = `
 AFG ALA ALB DZA ASM AND AGO AIA ATA ATG ARG ARM ABW AUS AUT AZE BHS BHR BGD BRB BLR BEL BLZ BEN
 BMU BTN BOL BES BIH BWA BVT BRA IOT BRN BGR BFA BDI CPV KHM CMR CAN CYM CAF TCD CHL CHN CXR CCK

@@ -7,7 +7,7 @@
 const DECIMAL = /^-?\d+(?:\.\d+)?$/;
 
 /** Longest money string accepted. Far beyond any real amount; it bounds the cost of BigInt parsing
- * of hostile input, which the spec leaves open. */
+ * of hostile input, which the service leaves open. */
 export const MAX_DECIMAL_LENGTH = 64;
 
 interface Scaled {

@@ -1,4 +1,4 @@
-// Response bodies of the account endpoints, exactly as SPEC.md Endpoint 3 shows them.
+// Response bodies of the account endpoints, exactly as the service documents them for the accounts endpoint.
 import type { RouteResponse } from '../contracts.ts';
 import type { AccountErrorEntry } from './types.ts';
 

@@ -1,4 +1,4 @@
-// Small checks behind the validators. Each returns a message in the spec's style ("firstName is
+// Small checks behind the validators. Each returns a message in the service's style ("firstName is
 // required", "principal must be a valid number") or undefined when the value is fine, so the
 // validators stay a flat list of field rules.
 import { isDecimalString } from './decimal.ts';
@@ -58,8 +58,8 @@ export function checkOptionalDate(field: string, value: unknown, allowEmpty = fa
   return dateMessage(field);
 }
 
-/** Money is a string holding a plain decimal; a JSON number is rejected too (SPEC.md: "All money
- * amounts are strings"), with the spec's own wording. */
+/** Money is a string holding a plain decimal; a JSON number is rejected too (the service: "All money
+ * amounts are strings"), with the service's own wording. */
 export function checkMoney(field: string, value: unknown, required: boolean): Check {
   if (isAbsent(value) || (required && value === '')) return required ? `${field} is required` : undefined;
   if (typeof value === 'string' && isDecimalString(value)) return undefined;

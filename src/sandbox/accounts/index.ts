@@ -1,4 +1,4 @@
-// The accounts half of the sandbox: SPEC.md Endpoints 3 and 4, the background processing behind
+// The accounts half of the sandbox: the accounts and update-status endpoints, the background processing behind
 // them and the seeded portfolio. Composed by the server as createAccountsModule(ctx, listener),
 // where the listener is the export half turning every change into D01/D02/D03/D05 rows.
 import type {

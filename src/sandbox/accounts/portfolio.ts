@@ -91,7 +91,7 @@ function recordEvent(
 type DebtorDetails = Omit<DebtorRecord, 'id' | 'debtorCompanyId' | 'doNotContact' | 'createdAt' | 'updatedAt'>;
 
 /** The latest record's details over the stored ones: a field the record carries replaces the
- * stored value, a field it omits keeps it (the spec's upserts are partial). */
+ * stored value, a field it omits keeps it (the service's upserts are partial). */
 function mergedDebtorDetails(previous: DebtorRecord | undefined, input: AccountInput): DebtorDetails {
   const freezeList = <T extends object>(items: readonly T[]): readonly T[] =>
     Object.freeze(items.map((item) => Object.freeze({ ...item })));
@@ -103,7 +103,7 @@ function mergedDebtorDetails(previous: DebtorRecord | undefined, input: AccountI
     emails: input.emails ? freezeList(input.emails) : (previous?.emails ?? Object.freeze([])),
     addresses: input.addresses ? freezeList(input.addresses) : (previous?.addresses ?? Object.freeze([])),
   };
-  // emiratesId is the UAE form of the national id (SPEC.md idNumber), so it fills idNumber when
+  // emiratesId is the UAE form of the national id (the Account object's idNumber), so it fills idNumber when
   // idNumber itself is not sent.
   const idNumber = input.idNumber ?? input.emiratesId;
   const optional: [keyof DebtorDetails, string | undefined][] = [
@@ -229,7 +229,7 @@ function refreshAccount(
 }
 
 /**
- * Applies one validated Account record (SPEC.md "States and transitions", account operations).
+ * Applies one validated Account record (the documented account operations).
  * Status 1 and 2 both upsert: 1 on an existing sub-account updates it and 2 on a missing one
  * creates it, because records of one sub-account may be split across batches and the spec's
  * outcome ("sub-account exists" with these values) is the same either way. Status 3 withdraws;
@@ -261,7 +261,7 @@ export function applyAccountRecord(
 }
 
 /**
- * Applies one validated status update (SPEC.md operational flags). 5 flags the account disputed;
+ * Applies one validated status update (the documented operational flags). 5 flags the account disputed;
  * 6 flags the debtor do-not-contact and every account of that debtorCompanyId, with one event per
  * flagged account. Flagging again re-records the event: the request happened. An account that no
  * longer resolves (validation saw it only as queued, and the queued record did not create it) is

@@ -1,4 +1,4 @@
-// The background queue behind "accepted now, processed in the background" (SPEC.md Endpoint 3).
+// The background queue behind "accepted now, processed in the background" (the accounts endpoint).
 // One FIFO for every tenant and both endpoints, so records are applied exactly in arrival order
 // (a flag queued after a create sees the account). Work runs in setImmediate slices of a bounded
 // number of records, so requests keep being served while a large backlog is applied.

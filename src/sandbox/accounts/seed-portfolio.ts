@@ -1,4 +1,4 @@
-// The portfolio each tenant starts with (issue 3, "Data"): debtors with 1-3 accounts of 1-4
+// The portfolio each tenant starts with: debtors with 1-3 accounts of 1-4
 // sub-accounts, later partial and full payments, some withdrawals, a few disputes and
 // do-not-contact flags. Pure and deterministic: the same (seed, tenant index, size) gives the
 // same operations with the same timestamps, which are spread over DATA_SPAN in order so every

@@ -1,5 +1,5 @@
 // Shapes shared by the accounts half: validated inputs (what the queue carries) and the error
-// entries of a 400 (SPEC.md Endpoint 3).
+// entries of a 400 from the accounts endpoint.
 
 export type AccountOperation = 1 | 2 | 3;
 

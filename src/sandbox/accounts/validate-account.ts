@@ -1,7 +1,7 @@
-// Validation of the Account object of SPEC.md Endpoint 3. Pure: a request body in, either the
+// Validation of the Account object of the accounts endpoint. Pure: a request body in, either the
 // normalised records or the 400 `errors` array out.
 //
-// Required fields. The spec has two lists that disagree and only fixes the intersection-ish "must
+// Required fields. The service documents two lists that disagree and only fixes the intersection-ish "must
 // fail" set (accountId, status, debtorCompanyId, firstName, principal). The sandbox enforces that
 // set plus the rest of the prose reference's list (lastName, language, subAccountId): subAccountId
 // is what a record updates, so without it processing has no key; and the prose list is the one a
@@ -95,7 +95,7 @@ function checkAddresses(value: unknown, errors: string[]): void {
   });
 }
 
-/** The record's own errors, in field order of SPEC.md's table. */
+/** The record's own errors, in the documented field order of the Account object. */
 export function accountErrors(raw: Record<string, unknown>): string[] {
   const errors: string[] = [];
   push(errors, checkStatus(raw.status));
@@ -288,7 +288,7 @@ export async function validateRequestInSlices<T>(
 }
 
 /** Validates a whole request body. An empty `accounts` array is valid and queues nothing: the
- * spec does not forbid it, and a client flushing an empty batch should not see a failure. */
+ * service does not forbid it, and a client flushing an empty batch should not see a failure. */
 export function validateAccountsRequest(body: unknown): Validated<AccountInput> {
   return validateRequest(body, validateAccount);
 }

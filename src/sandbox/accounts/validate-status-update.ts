@@ -1,4 +1,4 @@
-// Validation of the Account status update object of SPEC.md Endpoint 4. Pure: whether an account
+// Validation of the Account status update object of the update-status endpoint. Pure: whether an account
 // exists is asked through a predicate, so the rule is tested without any state.
 import { checkRequiredString, isAbsent } from './field-checks.ts';
 import { type Outcome, validateRecord, validateRequest } from './validate-account.ts';

@@ -1,5 +1,5 @@
-// The fields each dataset exports, in output order. D07's list is exactly SPEC.md's table; the
-// others are the sandbox's plausible choice (SPEC.md shows no fields beyond the shared rules).
+// The fields each dataset exports, in output order. D07's list is exactly the documented one; the
+// others are the sandbox's plausible choice (no fields are documented beyond the shared rules).
 // A field named id_number, passport_number, dob, ip_address or phones is masked by redact.ts.
 import type { DatasetCode } from '../../catalog/datasets.ts';
 

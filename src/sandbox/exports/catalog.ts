@@ -1,4 +1,4 @@
-// The export catalog (SPEC.md Endpoint 5): the static table, with availability overridable per
+// The export catalog endpoint: the static table, with availability overridable per
 // sandbox because datasets flip from unavailable to available as they ship.
 import { DATASETS, type DatasetCode, type DatasetInfo, PAGE_MAX, SCHEMA_VERSION, SECTIONS } from '../../catalog/datasets.ts';
 

@@ -1,4 +1,4 @@
-// Writes during a walk (issue 3, point 10): a timer that keeps updating and inserting rows of the
+// Writes during a walk: a timer that keeps updating and inserting rows of the
 // generated datasets at `rate` rows per second while clients page, so the client's no-skip
 // handling meets the real thing. It writes only to tables already built (the ones being read);
 // it is timing-dependent by nature, unlike advance().

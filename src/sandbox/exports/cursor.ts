@@ -1,4 +1,4 @@
-// Opaque page cursors (SPEC.md "Pagination rules" 1, 2 and 6). A cursor names the boundary row
+// Opaque page cursors (the service's pagination contract, docs/service-contract.md). A cursor names the boundary row
 // (cursor-field value and row id) and means "the rows after it in this order"; it holds no
 // position or snapshot, so it never expires and replaying it returns the same page.
 // It also carries the dataset and sort direction, and a checksum, so a cursor used on another

@@ -1,4 +1,4 @@
-// Response bodies of the export endpoints (SPEC.md Endpoints 5-6 and "Errors"); their error
+// Response bodies of the export endpoints (catalog and dataset fetch, and their documented errors); their error
 // body is exportError of ../responses.ts, shared with the server's own export-route errors.
 import type { RouteResponse } from '../contracts.ts';
 
@@ -11,6 +11,6 @@ export const MESSAGES = {
   unknownDataset: 'Unknown dataset',
   unavailable: (code: string) => `Dataset ${code} is listed in the catalog but not available for export at this time.`,
   malformedCursor: 'Malformed cursor',
-  /** SPEC.md does not show the 504 body; this is the sandbox's wording. */
+  /** The service does not document the 504 body; this is the sandbox's wording. */
   gatewayTimeout: 'Gateway timeout',
 } as const;

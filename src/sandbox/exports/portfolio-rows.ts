@@ -61,7 +61,7 @@ export function subAccountRaw(record: SubAccountRecord, lenderId: number): RawRe
     interest: record.interest,
     fees: record.fees,
     paid_amount: record.paidAmount,
-    // SPEC.md allows an empty paidDate; the export says "no date" as null.
+    // The Account object allows an empty paidDate; the export says "no date" as null.
     paid_date: record.paidDate === '' ? null : record.paidDate,
     date_due: record.dateDue,
     balance: record.balance,

@@ -1,4 +1,4 @@
-// Reading Endpoint 6's query string. SPEC.md gives the export endpoints no 400s, so the rules
+// Reading the dataset fetch's query string. The export endpoints have no documented 400s, so the rules
 // below are the sandbox's choices, picked to be lenient where a wrong guess is harmless and to
 // fail (500, like a malformed cursor) where a guess would silently change which rows a load gets:
 // - limit: an integer is clamped to 1..1000; anything else (missing, empty, '10.5', 'abc') reads

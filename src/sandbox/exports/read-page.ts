@@ -1,7 +1,7 @@
 // One page of a dataset: a keyset seek plus a bounded scan, the same cost at the first page and
 // at the millionth row. Pure: no clock, no I/O.
 //
-// How the two tenant path kinds behave (SPEC.md "Fetch dataset", meta.tenantPathKind):
+// How the two tenant path kinds behave (the fetch's meta.tenantPathKind, docs/service-contract.md):
 // - direct: the lender filter is on the dataset's own rows, so the read keeps scanning until it
 //   has `limit` of the tenant's rows: constant page size.
 // - via: the lender filter joins through a parent, so the read takes the next `limit` candidate
@@ -134,7 +134,7 @@ function viaVisitor(table: ExportTable, limit: number, rows: ExportRow[]): Visit
   };
 }
 
-/** SPEC.md "Totals rules": a count of the tenant's rows in [since, until), whatever the cursor. */
+/** The service's totals rules (docs/service-contract.md): a count of the tenant's rows in [since, until), whatever the cursor. */
 function countTotal(table: ExportTable, lo: Pos, hi: Pos, empty: boolean, unbounded: boolean, limits: PageLimits): PageTotal {
   if (limits.pathKind === 'via') {
     if (unbounded) return { total: null, totalExact: false, totalNote: 'window_required' };

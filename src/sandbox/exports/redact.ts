@@ -1,4 +1,4 @@
-// Redaction of export rows (SPEC.md "Export rows"): a raw record becomes a row holding only the
+// Redaction of export rows (the documented cross-dataset rules): a raw record becomes a row holding only the
 // dataset's allowlisted fields, in allowlist order, with the cross-dataset masking rules applied
 // by field name. Everything else a raw record carries (internal ids, the lender id used for
 // tenant filtering, raw identity numbers, emails) never leaves.
