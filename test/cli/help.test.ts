@@ -1,5 +1,5 @@
 // `lender --help`, every sub-command's `--help` and `lender --version` are accurate: each help
-// lists the flags of the CLI contract (DESIGN.md), every flag a help lists is one the command
+// lists the flags of the CLI contract (docs/cli.md), every flag a help lists is one the command
 // really accepts, and the command list of `lender --help` matches the commands themselves.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -15,7 +15,7 @@ const BIN = fileURLToPath(new URL('../../bin/lender.mjs', import.meta.url));
 
 const CONNECTION = ['--sandbox', '--auth-url', '--lender', '--email', '--password-file', '--ca-file'];
 
-// Flags each command must document: the CLI contract of DESIGN.md plus the connection flags of
+// Flags each command must document: the CLI contract (docs/cli.md) plus the connection flags of
 // the client commands. A flag dropped from a help text (or from the contract) fails here.
 const EXPECTED: Record<string, string[]> = {
   sandbox: ['--port', '--host', '--seed', '--scale', '--latency', '--faults', '--token-ttl', '--total-cap', '--via-budget', '--churn'],

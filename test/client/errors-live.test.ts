@@ -1,4 +1,4 @@
-// Every documented error case (SPEC.md "Errors"), produced by the sandbox over HTTPS and mapped
+// Every documented error case (docs/service-contract.md, errors), produced by the sandbox over HTTPS and mapped
 // to its typed error carrying the server's message.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// The client side never imports the sandbox (DESIGN.md "Rules of the house").
+// The client side never imports the sandbox (docs/development.md, layering).
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';

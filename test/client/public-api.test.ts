@@ -1,11 +1,11 @@
-// DESIGN.md's "Public API" sketch, run as written against the package entry (src/index.ts).
+// The library's first steps as a user writes them, run against the package entry (src/index.ts).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { LenderClient, startSandbox } from '../../src/index.ts';
 
 describe('public API', () => {
-  it('startSandbox comes from the main entry, as in the sketch, and a client logs in to it', async () => {
+  it('startSandbox comes from the main entry, and a client logs in to it', async () => {
     const sandbox = await startSandbox({ seed: 42, scale: 50 });
     try {
       const client = await LenderClient.login({ ...sandbox.credentials('demo') });

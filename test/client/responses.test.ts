@@ -1,4 +1,4 @@
-// Error mapping from status + body alone, for every documented shape (SPEC.md "Errors").
+// Error mapping from status + body alone, for every documented shape (docs/service-contract.md, errors).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {

@@ -70,7 +70,7 @@ describe('session renewal', () => {
     const raw = await t.loginAs('demo');
     const { email, password } = t.sandbox.credentials('demo');
     // An access token where the refresh token belongs: the service answers 401 "Token Type is
-    // not refresh" (SPEC.md Endpoint 2), just as it refuses any refresh token it no longer takes.
+    // not refresh" (the token refresh endpoint), just as it refuses any refresh token it no longer takes.
     const client = track(LenderClient.resume({
       ...t.sandbox.credentials('demo'),
       session: { token: 'expired-or-revoked', refreshToken: raw.token, lenderPublicId: raw.lenderPublicId },

@@ -205,7 +205,7 @@ describe('responses that break the protocol', () => {
 describe('an extra CA is trusted besides the defaults, not instead of them', () => {
   it("with NODE_EXTRA_CA_CERTS trusting sandbox B, a client given sandbox A's CA still reaches B", async () => {
     // Node reads NODE_EXTRA_CA_CERTS into its default trust store at start, so the check runs in a
-    // child process. Node's own `ca` option drops that store; an extra CA (DESIGN.md) must not.
+    // child process. Node's own `ca` option drops that store; an extra CA must not.
     const { startSandbox } = await import('../../src/sandbox/index.ts');
     const a = await startSandbox({ scale: 10 });
     const b = await startSandbox({ scale: 10 });

@@ -33,7 +33,7 @@ describe('full walks', () => {
         const got = await drain<ExportRow>(stream);
         assert.ok(expected.length > 0, `${ref.dataset} has rows`);
         assert.deepEqual(multiset(got), multiset(expected), `${ref.dataset} ${sort}`);
-        // D16's public_id is the case identifier and may repeat (SPEC.md).
+        // D16's public_id is the case identifier and may repeat (docs/service-contract.md).
         if (ref.dataset !== 'D16') assert.deepEqual(duplicateKeys(got), [], `${ref.dataset} has no duplicate`);
         kinds.add(stream.stats.windows > 1 ? 'windowed' : 'single');
       }

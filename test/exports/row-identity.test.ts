@@ -1,4 +1,4 @@
-// D16's public_id is the case/link identifier and may repeat across deal rows (SPEC.md). The
+// D16's public_id is the case/link identifier and may repeat across deal rows (docs/service-contract.md). The
 // boundary and lookback dedupe must tell such rows apart by content, and still drop a row that
 // is read again unchanged.
 import { test } from 'node:test';

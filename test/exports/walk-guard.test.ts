@@ -1,4 +1,4 @@
-// The walk's safety bound against a cursor that never ends (issue 9 point 4), and the proof that
+// The walk's safety bound against a cursor that never ends, and the proof that
 // it does not trip on what real via datasets do: long runs of empty pages with fresh cursors,
 // and many pages of rows that share one cursor value.
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// Issue 9 point 1: every available dataset read through sync() while the sandbox injects 500, 503,
+// Chaos export: every available dataset read through sync() while the sandbox injects 500, 503,
 // 504 and resets, adds latency, expires tokens every 2 s and (second scenario) writes rows during
 // the walk. The oracle is an independent plain page loop over one bounded window per dataset,
 // with faults off: no windows, no splits, no checkpoints, so a bug in those cannot hide itself.

@@ -7,7 +7,7 @@
 // Then heavy faults (35% of requests failing): consecutive default `lender push` runs of 3,000
 // records, each of which must get every record accepted. Five attempts per batch lost a whole
 // batch about one run in seven; the delivery deadline must lose none. LENDER_SOAK=1 makes it 20
-// runs (also `node --import tsx scripts/push-heavy-faults.ts`, the README's figure).
+// runs (also `node --import tsx scripts/push-heavy-faults.ts`, the figure in docs/resilience.md).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

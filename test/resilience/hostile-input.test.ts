@@ -1,4 +1,4 @@
-// Issue 9 point 4 (input side): what users and files can throw at the product. Account records
+// Hostile input: what users and files can throw at the product. Account records
 // fuzzed through the schema and the writer; hostile NDJSON/JSON files through real `lender push`
 // children (each bounded by a time limit); random command lines to every command; dates. The
 // rule everywhere: no crash, no stack trace, no hang, a clear message, and the counts add up.

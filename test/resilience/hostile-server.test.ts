@@ -1,4 +1,4 @@
-// Issue 9 point 4 (server side): a server that logs the client in and then answers badly. The
+// Hostile server: a server that logs the client in and then answers badly. The
 // client, the export stream and the CLI must fail with a typed error and one clear sentence, or
 // stop at a safety bound, within a bounded number of requests; never loop forever, never crash.
 import assert from 'node:assert/strict';

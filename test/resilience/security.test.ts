@@ -1,4 +1,4 @@
-// Issue 9 point 5: secrets never leave in anything the CLI, the REPL or the library prints or
+// Secrets never leave in anything the CLI, the REPL or the library prints or
 // writes; tenants are isolated on every dataset; no plain-HTTP request ever leaves the client;
 // the credentials file's permission check holds.
 import assert from 'node:assert/strict';
