@@ -1,8 +1,9 @@
 // Files that hold personal data or load state (sync's data files, state files and their locks,
 // rejects files) are readable by their owner only. The mode given at creation is cut by the umask
 // and ignored for a file that already exists, so each file is also chmodded once it is open,
-// before anything is written to it.
-import { close, fchmod, open as openFd, write, writev, createWriteStream, type WriteStream } from 'node:fs';
+// before anything is written to it. Only a regular file: the path may name a terminal, a pipe or
+// /dev/null (`--rejects /dev/stderr`), whose mode is the system's or the user's, not ours.
+import { close, fchmod, fstat, open as openFd, write, writev, createWriteStream, type WriteStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 
 export const PRIVATE_MODE = 0o600;
@@ -16,7 +17,7 @@ function notOwner(error: unknown): boolean {
 export async function openPrivate(path: string, flags: string): Promise<FileHandle> {
   const handle = await open(path, flags, PRIVATE_MODE);
   try {
-    await handle.chmod(PRIVATE_MODE);
+    if ((await handle.stat()).isFile()) await handle.chmod(PRIVATE_MODE);
   } catch (error) {
     if (!notOwner(error)) {
       await handle.close();
@@ -30,9 +31,14 @@ export async function openPrivate(path: string, flags: string): Promise<FileHand
 function openRestricted(path: string, flags: string, mode: number, callback: (error: Error | null, fd?: number) => void): void {
   openFd(path, flags, mode, (error, fd) => {
     if (error !== null) return callback(error);
-    fchmod(fd, PRIVATE_MODE, (chmodError) => {
-      if (chmodError === null || notOwner(chmodError)) return callback(null, fd);
-      close(fd, () => callback(chmodError));
+    const fail = (failure: Error) => close(fd, () => callback(failure));
+    fstat(fd, (statError, stats) => {
+      if (statError !== null) return fail(statError);
+      if (!stats.isFile()) return callback(null, fd);
+      fchmod(fd, PRIVATE_MODE, (chmodError) => {
+        if (chmodError === null || notOwner(chmodError)) return callback(null, fd);
+        fail(chmodError);
+      });
     });
   });
 }

@@ -1,18 +1,20 @@
 // Files holding personal data or state come out mode 0600 under the usual umask 022 (which would
 // leave a plain file 0644), and files that existed with a looser mode are tightened: sync's data
-// files, its state file and lock, `export --state`'s state file, rejects files, REPL history.
+// files, its state file and lock, `export --state`'s state file, rejects files, REPL history. What is
+// not a regular file (a terminal, a pipe: `--rejects /dev/stderr`) keeps its mode.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { chmodSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import repl from 'node:repl';
 import { PassThrough } from 'node:stream';
 import { main } from '../../src/cli/main.ts';
 import { fileState } from '../../src/exports/state.ts';
+import { openPrivate, privateWriteStream } from '../../src/private-files.ts';
 import { attachHistory } from '../../src/repl/history.ts';
 import { memoryIo } from '../helpers/memory-io.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
@@ -117,4 +119,83 @@ test('REPL history, written as you go and rewritten when cleaned, is 0600', () =
       server.close();
     }
   }
+});
+
+/** A named pipe made mode 0644 (what a chmod to 0600 would change); undefined where there is no mkfifo. */
+function fifo(name: string): string | undefined {
+  const path = join(dir, name);
+  if (spawnSync('mkfifo', ['-m', '644', path]).status !== 0) return undefined;
+  chmodSync(path, 0o644);
+  return path;
+}
+
+/** Reads a pipe through a `cat`, which waits for a writer and ends when it goes. `stop` ends a
+ * `cat` whose writer never came, so that a failing test does not wait for it. */
+function readPipe(path: string): { text: Promise<string>; stop(): void } {
+  const cat = spawn('cat', [path], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let text = '';
+  cat.stdout!.on('data', (d: Buffer) => (text += d));
+  const closed = once(cat, 'close') as Promise<[number | null, NodeJS.Signals | null]>;
+  const result = closed.then(([code, signal]) => {
+    if (code !== 0) throw new Error(`reading ${path} failed (exit ${code}, ${signal})`);
+    return text;
+  });
+  result.catch(() => undefined); // a test that failed before reading it has its own error
+  return {
+    text: result,
+    stop: () => {
+      if (cat.exitCode === null && cat.signalCode === null) cat.kill('SIGKILL');
+    },
+  };
+}
+
+test('lender push --rejects to a pipe writes the rejects there and leaves its mode alone', async (t) => {
+  const pipe = fifo('rejects.pipe');
+  if (pipe === undefined) return t.skip('no mkfifo');
+  const input = join(dir, 'accounts-to-pipe.ndjson');
+  await writeFile(input, '{"status": 1, "debtorCompanyId": \n{"status": 1}\n');
+  const read = readPipe(pipe);
+  try {
+    // Through a symlink too, as /dev/stderr is one.
+    const link = join(dir, 'rejects-link');
+    await symlink(pipe, link);
+    const run = await cli(['push', input, '--rejects', link]);
+    assert.equal(run.code, 3, run.stderr);
+    const lines = (await read.text).split('\n').filter(Boolean);
+    assert.equal(lines.length, 2, 'both rejects reached the pipe');
+    assert.equal(mode(pipe), '644', 'not chmodded');
+  } finally {
+    read.stop();
+  }
+});
+
+test('openPrivate and privateWriteStream chmod regular files only', async (t) => {
+  const pipe = fifo('private.pipe');
+  if (pipe === undefined) return t.skip('no mkfifo');
+  // Read and write: opening a pipe so does not wait for the other end.
+  const handle = await openPrivate(pipe, 'r+');
+  await handle.close();
+  assert.equal(mode(pipe), '644');
+
+  const read = readPipe(pipe);
+  try {
+    const stream = privateWriteStream(pipe);
+    stream.end('a line\n');
+    await once(stream, 'close');
+    assert.equal(await read.text, 'a line\n');
+    assert.equal(mode(pipe), '644');
+  } finally {
+    read.stop();
+  }
+
+  // A regular file is still tightened by both.
+  for (const open of ['handle', 'stream'] as const) {
+    const file = join(dir, `plain-${open}`);
+    writeFileSync(file, 'old\n', { mode: 0o644 });
+    chmodSync(file, 0o644);
+    if (open === 'handle') await (await openPrivate(file, 'a+')).close();
+    else await once(privateWriteStream(file, 'a').end('new\n'), 'close');
+    assert.equal(mode(file), '600', open);
+  }
+  assert.equal(await readFile(join(dir, 'plain-stream'), 'utf8'), 'old\nnew\n');
 });

@@ -61,13 +61,64 @@ function startCli(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
+/** No wait in these tests is unbounded: a run that hangs fails its test with `what` instead. */
+const WAIT_MS = 30_000;
+
+async function within<T>(what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`gave up after ${WAIT_MS / 1000} s waiting for ${what}`)), WAIT_MS);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Polls `condition` until it holds, failing after WAIT_MS. */
+async function waitUntil(what: string, condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + WAIT_MS;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`gave up after ${WAIT_MS / 1000} s waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 async function finish(child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d));
   child.stderr!.on('data', (d: Buffer) => (stderr += d));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
+  // 'close', not 'exit': by then all of its output has been read.
+  const closed = once(child, 'close') as Promise<[number | null]>;
+  try {
+    const [code] = await within(`lender ${child.spawnargs.slice(4).join(' ')} to end`, closed);
+    return { code, stdout, stderr };
+  } catch (error) {
+    child.kill('SIGCONT');
+    child.kill('SIGKILL');
+    throw error;
+  }
+}
+
+/** Whether every thread of a process is stopped. Where there is no /proc to tell, assumed so. */
+function allStopped(pid: number): boolean {
+  let threads: string[];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return true;
+  }
+  return threads.every((tid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      // The state follows the command name, which is in parentheses.
+      return /^[Tt] /.test(stat.slice(stat.lastIndexOf(')') + 2));
+    } catch {
+      return true; // the thread ended
+    }
+  });
 }
 
 /** Every file of a folder with its content: what a refused run must leave exactly as it was. */
@@ -92,8 +143,19 @@ async function expectedLines(): Promise<string[]> {
 async function holdInChild(statePath: string) {
   const child = spawn(process.execPath, ['--import', 'tsx', HOLDER, statePath, 'wait'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = once(child, 'exit');
-  await once(createInterface({ input: child.stdout! }), 'line');
-  return { child, stop: async () => { child.kill('SIGTERM'); await exited; } };
+  const lines = createInterface({ input: child.stdout! });
+  try {
+    await within('the lock-holding child to take the lock', Promise.race([
+      once(lines, 'line'),
+      once(lines, 'close').then(() => {
+        throw new Error('the lock-holding child ended before it said it held the lock');
+      }),
+    ]));
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  return { child, stop: async () => { child.kill('SIGTERM'); await within('the lock-holding child to end', exited); } };
 }
 
 /** Waits until the gate holds the run; fails (instead of waiting forever) if the run ends first. */
@@ -102,7 +164,7 @@ async function untilHeld(gate: Gate, done: Promise<{ code: number | null; stderr
     throw new Error(`the run ended (exit ${r.code}) before the gate held it: ${r.stderr}`);
   });
   ended.catch(() => undefined);
-  await Promise.race([gate.holding, ended]);
+  await within('the gate to hold the run', Promise.race([gate.holding, ended]));
 }
 
 function lockedLine(command: string, holder: LockHolder, lockPath: string): string {
@@ -121,10 +183,12 @@ test('two overlapping lender sync runs: the second stops at once with one line a
   try {
     await untilHeld(gate, firstDone);
     // Held, it cannot end: the rows of the pages it was given reach the disk.
-    while (dataLines(out).length === 0) await new Promise((r) => setTimeout(r, 10));
-    // Frozen, so that whatever changes in the folder from here on is the second run's doing.
+    await waitUntil('the first run to write rows', () => dataLines(out).length > 0);
+    // Frozen, so that whatever changes in the folder from here on is the second run's doing. The
+    // signal is only sent by kill(): a write under way may still land until every thread stopped.
     first.kill('SIGSTOP');
     stopped = true;
+    await waitUntil('the first run to stop on SIGSTOP', () => allStopped(first.pid!));
     const holder = JSON.parse(readFileSync(lockPath, 'utf8')) as LockHolder;
     assert.equal(holder.pid, first.pid);
     const before = snapshot(out);
@@ -137,6 +201,10 @@ test('two overlapping lender sync runs: the second stops at once with one line a
 
     first.kill('SIGCONT');
     stopped = false;
+  } catch (error) {
+    // Not left running into the next tests, whose gate it would trip.
+    first.kill('SIGKILL');
+    throw error;
   } finally {
     if (stopped) first.kill('SIGCONT');
     gate.release();
