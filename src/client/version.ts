@@ -1,8 +1,11 @@
 // The library version, read once from package.json so it never drifts from the published one.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 
 function readVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  // By the package's own name: found from src/client/ (checkout) and dist/src/client/ (build) alike.
+  const path = createRequire(import.meta.url).resolve('lender-streams/package.json');
+  const pkg = JSON.parse(readFileSync(path, 'utf8')) as { version?: unknown };
   return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
 }
 

@@ -15,7 +15,7 @@ import { PassThrough } from 'node:stream';
 import { main } from '../../src/cli/main.ts';
 import { fileState } from '../../src/exports/state.ts';
 import { openPrivate, privateWriteStream } from '../../src/private-files.ts';
-import { attachHistory } from '../../src/repl/history.ts';
+import { attachHistory } from '../../repl/history.ts';
 import { memoryIo } from '../helpers/memory-io.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 

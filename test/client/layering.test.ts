@@ -1,10 +1,17 @@
-// The client side never imports the sandbox (docs/development.md, layering).
+// Import directions (docs/development.md, layering): the client side never imports the sandbox;
+// repl/ sits above src/, and src/ reaches it only through the `lender repl` command's lazy import.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const IMPORTS_SANDBOX = /(?:from\s+|import\s*\(\s*)['"][^'"]*\/sandbox(?:\/[^'"]*)?['"]/;
+// Static (`from '…'`, `import '…'`) and lazy (`import('…')`) module specifiers.
+const SPECIFIER = /(?:\bfrom\s+|\bimport\s+|\bimport\s*\(\s*)['"]([^'"]+)['"]/g;
+// The one place in src/ allowed to reach repl/, and only lazily, so no library entry loads it.
+const REPL_LOADER = 'src/cli/commands/repl.ts';
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -13,16 +20,46 @@ function tsFiles(dir: string): string[] {
   });
 }
 
+interface Import { from: string; to: string; lazy: boolean }
+
+/** Relative imports of a source, resolved to paths from the repository root. */
+function importsIn(source: string, file: string): Import[] {
+  return [...source.matchAll(SPECIFIER)].filter((m) => m[1]!.startsWith('.')).map((m) => ({
+    from: relative(ROOT, file).split(sep).join('/'),
+    to: relative(ROOT, resolve(dirname(file), m[1]!)).split(sep).join('/'),
+    lazy: m[0].includes('('),
+  }));
+}
+
+const importsOf = (files: string[]): Import[] => files.flatMap((f) => importsIn(readFileSync(f, 'utf8'), f));
+const under = (folder: string) => (i: Import): boolean => i.to.startsWith(`${folder}/`);
+
 describe('layering', () => {
-  it('the pattern sees static and dynamic sandbox imports', () => {
+  it('the patterns see static and dynamic imports', () => {
     assert.ok(IMPORTS_SANDBOX.test("import { startSandbox } from '../sandbox/index.ts';"));
     assert.ok(IMPORTS_SANDBOX.test("await import('../../sandbox/index.ts')"));
     assert.ok(!IMPORTS_SANDBOX.test("import { x } from './sandboxed.ts';"));
+    const file = join(ROOT, 'src', 'cli', 'commands', 'x.ts');
+    const found = importsIn("import type { A } from '../../a.ts';\nimport './b.ts';\nawait import('../../../repl/start.ts');", file);
+    assert.deepEqual(found.map((i) => [i.to, i.lazy]), [['src/a.ts', false], ['src/cli/commands/b.ts', false], ['repl/start.ts', true]]);
   });
 
   it('src/client, src/auth and src/catalog do not import src/sandbox', () => {
-    const files = ['src/client', 'src/auth', 'src/catalog'].flatMap(tsFiles);
+    const files = ['src/client', 'src/auth', 'src/catalog'].map((d) => join(ROOT, d)).flatMap(tsFiles);
     assert.ok(files.length >= 10);
     assert.deepEqual(files.filter((f) => IMPORTS_SANDBOX.test(readFileSync(f, 'utf8'))), []);
+  });
+
+  it(`src/ imports nothing from repl/ but for the lazy import() in ${REPL_LOADER}`, () => {
+    const toRepl = importsOf(tsFiles(join(ROOT, 'src'))).filter(under('repl'));
+    assert.deepEqual(toRepl.filter((i) => i.from !== REPL_LOADER || !i.lazy), []);
+    assert.ok(toRepl.length > 0, `${REPL_LOADER} loads the REPL from repl/`);
+  });
+
+  it('repl/ builds on src/ and never on the CLI that loads it', () => {
+    const imports = importsOf(tsFiles(join(ROOT, 'repl')));
+    assert.ok(imports.some(under('src')));
+    assert.deepEqual(imports.filter((i) => !under('src')(i) && !under('repl')(i)), []);
+    assert.deepEqual(imports.filter(under('src/cli')), []);
   });
 });

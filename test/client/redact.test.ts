@@ -10,7 +10,7 @@ import {
 } from '../../src/client/errors.ts';
 import { REDACTED, redactError, redactText } from '../../src/client/redact.ts';
 import { errorFromResponse, excerpt } from '../../src/client/responses.ts';
-import { oneLine, stackOf } from '../../src/repl/errors.ts';
+import { oneLine, stackOf } from '../../repl/errors.ts';
 import { findLeaks } from '../../src/session/secrets.ts';
 
 const JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJsZW5kZXJJZCI6IngiLCJ0eXAiOiJhY2Nlc3MifQ.c2lnbmF0dXJlLXZhbHVl';

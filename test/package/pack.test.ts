@@ -1,12 +1,14 @@
-// The published package, as a user gets it: `npm pack` (which builds dist/ through the prepare
+// The published package, as a user gets it: `npm pack` (which builds dist/ through the prepack
 // script), install the tarball into a scratch project, then (a) a plain ESM script starts the
 // embedded sandbox from `lender-streams/sandbox`, logs in and exports a few rows, (b) a TypeScript
 // consumer type-checks against the installed .d.ts, (c) the installed `lender` binary runs the
-// compiled CLI. One pack and one install serve all three.
+// compiled CLI and REPL, (d) the install holds no dev-only package and no install-time script.
+// One pack and one install serve all four.
 //
 // The pack happens in a copy of the package sources, so a build never writes dist/ into the
 // checkout other tests and engineers are using.
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +18,9 @@ import { runProcess, type ProcessResult } from '../helpers/run-process.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
+  name: string; version: string; devDependencies: Record<string, string>;
+};
 
 function exec(command: string, args: string[], cwd: string, timeoutMs = 240_000): Promise<ProcessResult> {
   // npm run-script variables of the outer `npm test` would describe this repository's package,
@@ -135,8 +139,9 @@ describe('the npm package', { timeout: 600_000 }, () => {
 
   it('packs the compiled library, its types, the bin and the README, and no sources or tests', () => {
     for (const file of [
-      'package.json', 'README.md', 'bin/lender.mjs', 'dist/index.js', 'dist/index.d.ts', 'dist/sandbox/index.js',
-      'dist/sandbox/index.d.ts', 'dist/session.js', 'dist/session.d.ts', 'dist/cli/main.js',
+      'package.json', 'README.md', 'bin/lender.mjs', 'dist/src/index.js', 'dist/src/index.d.ts',
+      'dist/src/sandbox/index.js', 'dist/src/sandbox/index.d.ts', 'dist/src/session.js', 'dist/src/session.d.ts',
+      'dist/src/cli/main.js', 'dist/repl/start.js',
     ]) {
       assert.ok(packedFiles.includes(file), `the tarball holds ${file}`);
     }
@@ -183,10 +188,28 @@ describe('the npm package', { timeout: 600_000 }, () => {
     const bin = join(app, 'node_modules', '.bin', 'lender');
     const version = ok(await exec(bin, ['--version'], app, 30_000), 'lender --version');
     assert.equal(version.stdout, `${pkg.version}\n`);
-    const help = ok(await exec(bin, ['demo', '--help'], app, 30_000), 'lender demo --help');
-    assert.match(help.stdout, /^Usage: lender demo/);
-    // No TypeScript sources in the install: the bin can only have used dist/.
+    const help = ok(await exec(bin, ['catalog', '--help'], app, 30_000), 'lender catalog --help');
+    assert.match(help.stdout, /^Usage: lender catalog/);
+    // stdin is /dev/null: the REPL (dist/repl/) starts, connects to the sandbox and ends at EOF.
+    const repl = ok(await exec(bin, ['repl', '--sandbox', '--scale', '10'], app, 60_000), 'lender repl --sandbox');
+    assert.match(repl.stdout, /lender> /);
+    // No TypeScript sources and no tsx in the install: the bin can only have used dist/.
     const installed = JSON.parse(await readFile(join(app, 'node_modules', pkg.name, 'package.json'), 'utf8')) as { version: string };
     assert.equal(installed.version, pkg.version);
+  });
+
+  it('installs no dev-only package (tsx, esbuild, typescript, ...) and runs no script on install', async () => {
+    const modules = join(app, 'node_modules');
+    assert.ok(existsSync(join(modules, 'luxon')), 'the runtime dependencies are installed');
+    for (const name of ['tsx', 'esbuild', '@esbuild', ...Object.keys(pkg.devDependencies)]) {
+      assert.ok(!existsSync(join(modules, name)), `${name} is installed with the package`);
+    }
+    const manifest = JSON.parse(await readFile(join(modules, pkg.name, 'package.json'), 'utf8')) as {
+      scripts?: Record<string, string>; dependencies?: Record<string, string>;
+    };
+    for (const script of ['prepare', 'preinstall', 'install', 'postinstall']) {
+      assert.equal(manifest.scripts?.[script], undefined, `the published manifest has a ${script} script`);
+    }
+    assert.equal(manifest.dependencies?.tsx, undefined);
   });
 });

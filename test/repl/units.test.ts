@@ -7,9 +7,10 @@ import repl from 'node:repl';
 import { PassThrough } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { inspect } from 'node:util';
-import { completeDatasetCode } from '../../src/repl/completer.ts';
-import { oneLine } from '../../src/repl/errors.ts';
-import { attachHistory, historyPath } from '../../src/repl/history.ts';
+import { completeDatasetCode } from '../../repl/completer.ts';
+import { oneLine } from '../../repl/errors.ts';
+import { attachHistory, historyPath, HISTORY_ENV } from '../../repl/history.ts';
+import replCommand from '../../src/cli/commands/repl.ts';
 import { DatasetUnavailableError, ServerError } from '../../src/client/errors.ts';
 import type { ServiceApi } from '../../src/client/api.ts';
 import { countRows } from '../../src/session/count.ts';
@@ -116,6 +117,11 @@ describe('history file', () => {
     assert.equal(historyPath({ HOME: '/h', XDG_STATE_HOME: '/s' }), '/s/lender-streams/repl_history');
     assert.equal(historyPath({ LENDER_REPL_HISTORY: '/x/h' }), '/x/h');
     assert.equal(historyPath({ LENDER_REPL_HISTORY: '' }), undefined);
+  });
+
+  it('`lender repl --help` names the variable the history reads', () => {
+    assert.match(replCommand.help, new RegExp(`\\$${HISTORY_ENV}, else`));
+    assert.match(replCommand.help, new RegExp(`Set ${HISTORY_ENV}= \\(empty\\)`));
   });
 
   it('writes each accepted line at once, 0600, never a secret one, and cleans an old file', () => {

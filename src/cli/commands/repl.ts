@@ -1,11 +1,14 @@
-// `lender repl [--sandbox]`: an interactive shell, already logged in (src/repl/start.ts).
+// `lender repl [--sandbox]`: an interactive shell, already logged in (repl/start.ts).
 import { integerFlag, parseCommandArgs } from '../args.ts';
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, readPasswordFile } from '../connect.ts';
 import { version } from '../../client/version.ts';
 import { MissingCredentialsError } from '../../client/errors.ts';
 import { openSession, type SessionOptions } from '../../session.ts';
-import { HISTORY_ENV } from '../../repl/history.ts';
+
+// repl/ sits above src/: this command reaches it only through the lazy import in run(), so the
+// name is repeated here rather than imported (test/repl/units.test.ts checks the help uses it).
+const HISTORY_ENV = 'LENDER_REPL_HISTORY';
 
 const HELP = `Usage: lender repl [--sandbox [--seed N] [--scale N]] [connection flags]
 
@@ -67,7 +70,7 @@ const command: Command = {
         throw error;
       }
     }
-    const { runRepl } = await import('../../repl/start.ts');
+    const { runRepl } = await import('../../../repl/start.ts');
     const stdin = io.stdin as NodeJS.ReadableStream & { isTTY?: boolean };
     const stdout = io.stdout as NodeJS.WritableStream & { isTTY?: boolean };
     const code = await runRepl({

@@ -2,7 +2,7 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import type { REPLServer } from 'node:repl';
 import { inspect } from 'node:util';
-import type { LenderSession } from '../session/context.ts';
+import type { LenderSession } from '../src/session/context.ts';
 import { oneLine, stackOf } from './errors.ts';
 import { promptAgain } from './prompt.ts';
 
