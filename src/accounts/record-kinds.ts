@@ -14,8 +14,6 @@ export interface RecordKind<T> {
   accountId(record: T): string;
   /** `opts.recordsJson` carries the records' JSON texts, made once by the writer. */
   send(api: ServiceApi, records: readonly T[], opts: AccountsRequestOptions): Promise<unknown>;
-  /** Whether a client 'retry' event's path is this endpoint (the writer counts its retries). */
-  ownsPath(path: string): boolean;
 }
 
 // NUL cannot appear in the ids the key is built from without being an obvious data error, and
@@ -36,7 +34,6 @@ export function accountKind(opts: AccountKindOptions = {}): RecordKind<Account> 
     key: (r) => r.debtorCompanyId + SEP + r.accountId + SEP + r.subAccountId,
     accountId: (r) => r.accountId,
     send: (api, records, requestOpts) => api.upsertAccounts(records, requestOpts),
-    ownsPath: (path) => path.endsWith('/accounts'),
   };
 }
 
@@ -47,6 +44,5 @@ export function statusUpdateKind(): RecordKind<StatusUpdate> {
     key: (r) => r.debtorCompanyId + SEP + r.accountId,
     accountId: (r) => r.accountId,
     send: (api, records, requestOpts) => api.updateStatus(records, requestOpts),
-    ownsPath: (path) => path.endsWith('/accounts/update-status'),
   };
 }

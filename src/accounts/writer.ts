@@ -11,7 +11,7 @@
 // Memory: the write callback is held back while `maxBuffered` records are held, so write()
 // returns false and a fast source waits for the service.
 import { Writable } from 'node:stream';
-import type { AccountsRequestOptions, RetryEvent, RetryPolicy, ServiceApi } from '../client/api.ts';
+import type { AccountsRequestOptions, RefreshEvent, RetryEvent, RetryPolicy, ServiceApi } from '../client/api.ts';
 import { LenderError, ValidationError } from '../client/errors.ts';
 import { describeAnomaly, type AnomalyEvent } from './anomaly.ts';
 import { BatchPlanner, type Batch, type PlannedEntry } from './batch-planner.ts';
@@ -57,7 +57,7 @@ export interface WriterSummary {
   batches: number;
   /** Requests the writer made (a 400 split adds some); client retries are in `retries`. */
   requests: number;
-  /** Retries the client made of this writer's endpoint. */
+  /** Retries the client made of this writer's requests. */
   retries: number;
   /** JSON bytes of the request bodies the writer sent. */
   bytes: number;
@@ -158,8 +158,13 @@ export class RecordWriter<T> extends Writable {
   readonly #abort = new AbortController();
   readonly #userSignal: AbortSignal | undefined;
   readonly #onUserAbort = (): void => void this.destroy(this.#userSignal?.reason as Error);
+  // Handed to each of this writer's requests, so another writer's retries are never counted here.
   readonly #onRetry = (event: RetryEvent): void => {
-    if (this.#kind.ownsPath(event.path)) this.#summary.retries += 1;
+    this.#summary.retries += 1;
+    this.emit('retry', event);
+  };
+  readonly #onRefresh = (event: RefreshEvent): void => {
+    this.emit('refresh', event);
   };
   readonly #summary: WriterSummary = {
     received: 0,
@@ -199,7 +204,6 @@ export class RecordWriter<T> extends Writable {
       this.#rejects = new RejectsSink(opts.rejects);
       this.#rejects.onError((error) => this.destroy(error));
     }
-    api.on('retry', this.#onRetry);
     this.#userSignal = opts.signal;
     if (opts.signal?.aborted) queueMicrotask(this.#onUserAbort);
     else opts.signal?.addEventListener('abort', this.#onUserAbort, { once: true });
@@ -357,7 +361,6 @@ export class RecordWriter<T> extends Writable {
   }
 
   #detach(): void {
-    this.#api.off('retry', this.#onRetry as (...args: never[]) => void);
     this.#userSignal?.removeEventListener('abort', this.#onUserAbort);
   }
 
@@ -378,6 +381,8 @@ export class RecordWriter<T> extends Writable {
         signal: this.#abort.signal,
         retry: deadline.policyFor(this.#retry),
         recordsJson: entries.map((entry) => entry.json),
+        onRetry: this.#onRetry,
+        onRefresh: this.#onRefresh,
       };
       try {
         await this.#kind.send(this.#api, entries.map((entry) => entry.value), opts);

@@ -17,6 +17,19 @@ const RETRY_PROACTIVE_AFTER_MS = 5_000;
  * may fail after the renewal, and its error may quote it. */
 const RETIRED_KEPT = 4;
 
+/** A completed renewal: the new token, and the event each waiting call is told of. */
+interface Renewal {
+  token: string;
+  event: RefreshEvent;
+}
+
+/** Waits for a shared renewal under the caller's own signal; tells the caller only if it got it. */
+async function awaitRenewal(pending: Promise<Renewal>, signal: AbortSignal | undefined, onRefresh: ((event: RefreshEvent) => void) | undefined): Promise<string> {
+  const { token, event } = await raceAbort(pending, signal);
+  onRefresh?.({ ...event });
+  return token;
+}
+
 export interface SessionDeps {
   transport: Transport;
   policy: () => RetryPolicy;
@@ -47,7 +60,7 @@ export class Session {
   readonly #proactive: boolean;
   readonly #deps: SessionDeps;
   #refreshAt: number | undefined;
-  #inflight: Promise<string> | undefined;
+  #inflight: Promise<Renewal> | undefined;
   #retired: string[] = [];
 
   constructor(init: SessionInit, deps: SessionDeps) {
@@ -71,13 +84,16 @@ export class Session {
     return this.#password !== undefined && this.email !== undefined;
   }
 
-  /** The access token to send now, renewed first when it is about to expire. */
-  async accessToken(signal?: AbortSignal): Promise<string> {
+  /**
+   * The access token to send now, renewed first when it is about to expire. `onRefresh` is told
+   * of a renewal this call waited for, whoever started it.
+   */
+  async accessToken(signal?: AbortSignal, onRefresh?: (event: RefreshEvent) => void): Promise<string> {
     const due = this.#proactive && this.#refreshAt !== undefined && this.#now() >= this.#refreshAt;
     const pending = this.#inflight ?? (due ? this.#renew('proactive') : undefined);
     if (pending === undefined) return this.#token;
     try {
-      return await raceAbort(pending, signal);
+      return await awaitRenewal(pending, signal, onRefresh);
     } catch (error) {
       // A renewal that failed for a transient reason does not doom the call: the current token
       // may still be valid, and if it is not, the 401 path renews again.
@@ -90,10 +106,10 @@ export class Session {
    * Called after a 401 on a request sent with `rejected`. When another call already renewed the
    * token, the new one is returned without a second refresh.
    */
-  async renewAfterRejection(rejected: string, signal?: AbortSignal): Promise<string> {
-    if (this.#inflight !== undefined) return raceAbort(this.#inflight, signal);
+  async renewAfterRejection(rejected: string, signal?: AbortSignal, onRefresh?: (event: RefreshEvent) => void): Promise<string> {
+    if (this.#inflight !== undefined) return awaitRenewal(this.#inflight, signal, onRefresh);
     if (rejected !== this.#token) return this.#token;
-    return raceAbort(this.#renew('expired'), signal);
+    return awaitRenewal(this.#renew('expired'), signal, onRefresh);
   }
 
   /** `error` (and its causes) with this session's password and tokens cut out, in place. */
@@ -116,7 +132,7 @@ export class Session {
 
   /** Renews now (e.g. an explicit client.refresh()), joining a renewal already under way. */
   async renew(signal?: AbortSignal): Promise<void> {
-    await raceAbort(this.#inflight ?? this.#renew('proactive'), signal);
+    await awaitRenewal(this.#inflight ?? this.#renew('proactive'), signal, undefined);
   }
 
   #now(): number {
@@ -124,8 +140,8 @@ export class Session {
   }
 
   // The shared renewal runs without any one caller's signal: if the first caller gives up, the
-  // others still need the new token. Each caller waits through raceAbort with its own signal.
-  #renew(reason: 'expired' | 'proactive'): Promise<string> {
+  // others still need the new token. Each caller waits through awaitRenewal with its own signal.
+  #renew(reason: 'expired' | 'proactive'): Promise<Renewal> {
     const run = this.#refreshOrRelogin(reason)
       .catch((error: unknown) => {
         // Back off proactive attempts so a flaky refresh endpoint is not hit on every call.
@@ -139,13 +155,14 @@ export class Session {
     return run;
   }
 
-  async #refreshOrRelogin(reason: 'expired' | 'proactive'): Promise<string> {
+  async #refreshOrRelogin(reason: 'expired' | 'proactive'): Promise<Renewal> {
     const { transport, policy, onRetry, onRefresh } = this.#deps;
     try {
       const token = await requestRefresh(transport, this.authUrl, this.lender, this.#refreshToken, { policy: policy(), onRetry });
       this.#setToken(token);
-      onRefresh({ reason });
-      return token;
+      const event: RefreshEvent = { reason };
+      onRefresh(event);
+      return { token, event };
     } catch (error) {
       if (!(error instanceof AuthenticationError)) throw error;
       if (!this.canRelogin) {
@@ -173,8 +190,9 @@ export class Session {
     this.#refreshToken = tokens.refreshToken;
     this.#lenderPublicId = tokens.lenderPublicId;
     this.#setToken(tokens.token);
-    onRefresh({ reason: 'relogin' });
-    return tokens.token;
+    const event: RefreshEvent = { reason: 'relogin' };
+    onRefresh(event);
+    return { token: tokens.token, event };
   }
 
   #setToken(token: string): void {

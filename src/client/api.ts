@@ -21,6 +21,13 @@ export interface RequestOptions {
   retry?: Partial<RetryPolicy>;
   /** Time allowed for each attempt (headers and body); default the client's (30 s). */
   timeoutMs?: number;
+  /** Called before each retry of this call (not of a token renewal it waits for). */
+  onRetry?: (event: RetryEvent) => void;
+  /**
+   * Called when this call waited for a token renewal, once it succeeded. A renewal is shared by
+   * every call that needs it at the time, so each of them is told.
+   */
+  onRefresh?: (event: RefreshEvent) => void;
 }
 
 /** Options of the two accounts endpoints (upsertAccounts, updateStatus). */
@@ -34,7 +41,7 @@ export interface AccountsRequestOptions extends RequestOptions {
   recordsJson?: readonly string[];
 }
 
-/** Emitted as 'retry' before each retry is sent. */
+/** Given to the call's onRetry, and emitted as 'retry' by the client, before each retry is sent. */
 export interface RetryEvent {
   /** The attempt that failed, 1-based. */
   attempt: number;
@@ -45,11 +52,14 @@ export interface RetryEvent {
   path: string;
 }
 
-/** Emitted as 'refresh' each time the access token is renewed. */
+/** Given to onRefresh of the calls that waited for it, and emitted as 'refresh' by the client,
+ * each time the access token is renewed. */
 export interface RefreshEvent {
   reason: 'expired' | 'proactive' | 'relogin';
 }
 
+// No client-wide events here: retries and renewals are reported per call (onRetry, onRefresh),
+// so two streams sharing a client each count only their own.
 export interface ServiceApi {
   readonly lenderPublicId: string;
   catalog(opts?: RequestOptions): Promise<Catalog>;
@@ -59,7 +69,4 @@ export interface ServiceApi {
   upsertAccounts(accounts: readonly object[], opts?: AccountsRequestOptions): Promise<AccountsAccepted>;
   /** Endpoint 4. A 400 throws ValidationError. */
   updateStatus(records: readonly object[], opts?: AccountsRequestOptions): Promise<AccountsAccepted>;
-  on(event: 'retry', listener: (event: RetryEvent) => void): this;
-  on(event: 'refresh', listener: (event: RefreshEvent) => void): this;
-  off(event: 'retry' | 'refresh', listener: (...args: never[]) => void): this;
 }

@@ -1,7 +1,7 @@
 // LenderClient: the one client every stream, command, REPL helper and notebook goes through.
 // Thin typed calls for each endpoint of the service on top of the transport, the session (token
-// renewal) and the retry policy. Emits 'retry' and 'refresh' so progress output and tests can
-// see what happens underneath.
+// renewal) and the retry policy. Each call reports its own retries and the renewals it waited for
+// (RequestOptions.onRetry/onRefresh); the client also emits every one as 'retry' and 'refresh'.
 import { EventEmitter } from 'node:events';
 import { inspect, type InspectOptionsStylized } from 'node:util';
 import type { Dispatcher } from 'undici';
@@ -344,9 +344,15 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
     let sentWith = '';
     const send = () => withRetry(
       policy,
-      { method, path: pathname, signal: opts.signal, onRetry: (e) => this.#onRetry(e) },
+      {
+        method, path: pathname, signal: opts.signal,
+        onRetry: (e) => {
+          this.#onRetry(e);
+          opts.onRetry?.(e);
+        },
+      },
       async () => {
-        sentWith = await this.#session.accessToken(opts.signal);
+        sentWith = await this.#session.accessToken(opts.signal, opts.onRefresh);
         const res = await this.#transport.request({
           method, url, body, signal: opts.signal, timeoutMs: opts.timeoutMs,
           headers: { authorization: `Bearer ${sentWith}` },
@@ -360,7 +366,7 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
     } catch (error) {
       if (!(error instanceof AuthenticationError) || error.status !== 401) throw error;
     }
-    await this.#session.renewAfterRejection(sentWith, opts.signal);
+    await this.#session.renewAfterRejection(sentWith, opts.signal, opts.onRefresh);
     return send();
   }
 }

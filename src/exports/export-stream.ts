@@ -203,8 +203,8 @@ export class ExportStream extends Readable {
   #pushed = 0;
   #pendingSaves: { through: number; state: DatasetState }[] = [];
   #saving: Promise<void> = Promise.resolve();
+  // Handed to each of this stream's page requests (through the walk), so only its own count.
   readonly #onRetry = (event: RetryEvent): void => {
-    if (!event.path.endsWith(`/${this.dataset.section}/${this.dataset.code}`)) return;
     this.stats.retries += 1;
     this.emit('retry', { ...event, dataset: this.dataset.code });
   };
@@ -281,9 +281,9 @@ export class ExportStream extends Readable {
         this.total = { value: t.value + (event.total ?? 0), exact: t.exact && event.exact && event.total !== null, windows: t.windows + 1 };
         this.emit('total', { ...event, sum: this.total });
       },
+      onRetry: this.#onRetry,
+      onRefresh: this.#onRefresh,
     };
-    this.#api.on('retry', this.#onRetry);
-    this.#api.on('refresh', this.#onRefresh);
   }
 
   get stateKey(): string {
@@ -306,8 +306,6 @@ export class ExportStream extends Readable {
 
   #detach(): void {
     this.#opts.signal?.removeEventListener('abort', this.#onAbort);
-    this.#api.off('retry', this.#onRetry as never);
-    this.#api.off('refresh', this.#onRefresh as never);
   }
 
   #notify(): void {

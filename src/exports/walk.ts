@@ -1,6 +1,6 @@
 // Walking one window page by page to `nextCursor === null`, halving it on a 504 while it is
 // longer than the minimum span. The only I/O is ServiceApi.fetchPage.
-import type { ServiceApi } from '../client/api.ts';
+import type { RefreshEvent, RequestOptions, RetryEvent, ServiceApi } from '../client/api.ts';
 import { GatewayTimeoutError, ProtocolError } from '../client/errors.ts';
 import type { DatasetRef, ExportPageBody, ExportRow } from '../client/types.ts';
 import { WindowTimeoutError } from './errors.ts';
@@ -44,6 +44,9 @@ export interface WalkContext {
   rowKey?: RowKey;
   onSplit(event: SplitEvent): void;
   onTotal(event: TotalEvent): void;
+  /** Given to every fetchPage of the walk: its retries and renewals are this load's alone. */
+  onRetry?(event: RetryEvent): void;
+  onRefresh?(event: RefreshEvent): void;
 }
 
 export interface SplitEvent {
@@ -72,6 +75,16 @@ export interface WalkedPage {
   last: ValueMark | null;
 }
 
+/** The per-call options every page request of the walk carries. */
+function callOptions(ctx: WalkContext, retryGatewayTimeout: boolean): RequestOptions {
+  return {
+    signal: ctx.signal,
+    retry: { retryGatewayTimeout },
+    ...(ctx.onRetry !== undefined && { onRetry: (event: RetryEvent) => ctx.onRetry!(event) }),
+    ...(ctx.onRefresh !== undefined && { onRefresh: (event: RefreshEvent) => ctx.onRefresh!(event) }),
+  };
+}
+
 /** The query bounds of a window: an open side is left out, not sent as null. */
 function windowBounds(window: Window): { since?: string; until?: string } {
   return {
@@ -98,7 +111,7 @@ export async function* walkGrownWindow(ctx: WalkContext, window: Window): AsyncG
         sort: ctx.split.sort,
       },
       // The answer to a 504 here is smaller windows, not the same request again.
-      { signal: ctx.signal, retry: { retryGatewayTimeout: false } },
+      callOptions(ctx, false),
     );
   } catch (error) {
     if (!(error instanceof GatewayTimeoutError)) throw error;
@@ -159,7 +172,7 @@ export async function* walkWindow(ctx: WalkContext, window: Window, from: Window
           ...(askTotal && { includeTotal: true }),
         },
         // While the window can still be halved a 504 means "ask for less", not "ask again".
-        { signal: ctx.signal, retry: { retryGatewayTimeout: parts === null } },
+        callOptions(ctx, parts === null),
       );
     } catch (error) {
       if (!(error instanceof GatewayTimeoutError) || error instanceof WindowTimeoutError) throw error;

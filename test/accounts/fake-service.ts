@@ -1,9 +1,9 @@
 // A ServiceApi for the writer mechanics: records every request, and answers through a handler the
 // test sets (succeed, throw a ValidationError/ServerError, or wait on a gate). With `clientRetry`
 // set, each call is retried as LenderClient retries it (the client's own retry loop, under that
-// policy and the call's `retry`), so the retry settings the writer passes take effect. The HTTPS
+// policy and the call's `retry`, each retry told to the call's onRetry), so the retry settings the
+// writer passes take effect. The HTTPS
 // tests in writer-sandbox.test.ts use the real client and sandbox.
-import { EventEmitter } from 'node:events';
 import type { RequestOptions, RetryPolicy, ServiceApi } from '../../src/client/api.ts';
 import { ValidationError } from '../../src/client/errors.ts';
 import { resolvePolicy, withRetry } from '../../src/client/retry.ts';
@@ -14,7 +14,7 @@ export type Handler = (records: readonly Record<string, unknown>[], endpoint: En
 
 export const ACCEPTED: AccountsAccepted = { code: 200, message: 'success', body: 'Processing started successfully', errors: [] };
 
-export class FakeService extends EventEmitter implements ServiceApi {
+export class FakeService implements ServiceApi {
   readonly lenderPublicId = 'fake';
   /** Every attempt, retries included. */
   readonly calls: { endpoint: Endpoint; records: Record<string, unknown>[]; retry: Partial<RetryPolicy> | undefined }[] = [];
@@ -26,10 +26,6 @@ export class FakeService extends EventEmitter implements ServiceApi {
   clientRetry: Partial<RetryPolicy> | undefined;
   inFlight = 0;
   maxInFlight = 0;
-
-  override off(event: 'retry' | 'refresh', listener: (...args: never[]) => void): this {
-    return super.off(event, listener as (...args: unknown[]) => void);
-  }
 
   async catalog(): Promise<Catalog> {
     throw new Error('not in the fake');
@@ -50,7 +46,7 @@ export class FakeService extends EventEmitter implements ServiceApi {
     const path = `/admin/v3/lenders/fake/${endpoint === 'accounts' ? 'accounts' : 'accounts/update-status'}`;
     return withRetry(
       resolvePolicy(this.clientRetry, opts.retry),
-      { method: 'POST', path, signal: opts.signal, onRetry: (event) => this.emit('retry', event) },
+      { method: 'POST', path, signal: opts.signal, onRetry: opts.onRetry },
       () => this.#attempt(endpoint, records, opts),
     );
   }

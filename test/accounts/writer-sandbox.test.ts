@@ -78,14 +78,6 @@ function capturing(inner: ServiceApi, jitterMs = 0): ServiceApi & { sent: Record
       sent.push(...(records as Record<string, unknown>[]));
       return inner.updateStatus(records, opts);
     },
-    on(event: 'retry' | 'refresh', listener: (e: never) => void) {
-      inner.on(event as 'retry', listener as never);
-      return this;
-    },
-    off(event, listener) {
-      inner.off(event, listener);
-      return this;
-    },
   };
 }
 

@@ -1,6 +1,5 @@
 // A ServiceApi over an in-memory table, for testing the stream mechanics without a network. The
 // HTTPS integration tests use the real client and sandbox; this one lets a test see every query.
-import { EventEmitter } from 'node:events';
 import type { RequestOptions, ServiceApi } from '../../src/client/api.ts';
 import { DatasetUnavailableError, GatewayTimeoutError } from '../../src/client/errors.ts';
 import type { Catalog, DatasetRef, ExportPageBody, ExportRow, PageQuery } from '../../src/client/types.ts';
@@ -24,14 +23,10 @@ export interface FakeOptions {
 }
 
 /** The parts of ServiceApi the export fakes do not exercise: only fetchPage differs. */
-abstract class ExportOnlyApi extends EventEmitter implements ServiceApi {
+abstract class ExportOnlyApi implements ServiceApi {
   abstract readonly lenderPublicId: string;
 
   abstract fetchPage(ref: DatasetRef, query: PageQuery, opts?: RequestOptions): Promise<ExportPageBody>;
-
-  override off(event: 'retry' | 'refresh', listener: (...args: never[]) => void): this {
-    return super.off(event, listener as (...args: unknown[]) => void);
-  }
 
   async catalog(): Promise<Catalog> {
     return { schemaVersion: 'v1', sections: [] };
