@@ -33,7 +33,7 @@ export {
 
 // ---- export streams, state, sync
 export * from './exports/index.ts';
-export { ProgressLine, formatProgress, type ProgressFigures } from './exports/progress.ts';
+export { ProgressLine, formatProgress, type ProgressFigures } from './progress.ts';
 
 // ---- account streams and flags
 export * from './accounts/index.ts';

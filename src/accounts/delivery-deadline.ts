@@ -6,6 +6,7 @@
 // The retries themselves are the client's (full-jitter backoff, Retry-After honoured): each
 // request of a batch is handed a policy whose elapsed-time bound is what is left of the deadline.
 import type { RetryPolicy } from '../client/api.ts';
+import { parseDuration } from '../options.ts';
 
 /** Two minutes, Kafka's default delivery.timeout.ms. */
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 120_000;
@@ -13,13 +14,11 @@ export const DEFAULT_DELIVERY_TIMEOUT_MS = 120_000;
 // Not Infinity: the count stays a whole number for anything that checks it as one.
 const UNBOUNDED_ATTEMPTS = Number.MAX_SAFE_INTEGER;
 
-/** The option's value in milliseconds: a positive number, Infinity for no deadline at all. */
+/** The option's value in milliseconds: at least 1, or Infinity for no deadline at all. */
 export function deliveryTimeoutOption(value: number | undefined): number {
   if (value === undefined) return DEFAULT_DELIVERY_TIMEOUT_MS;
-  if (typeof value !== 'number' || !(value > 0)) {
-    throw new RangeError(`deliveryTimeoutMs must be a positive number of milliseconds, got ${String(value)}`);
-  }
-  return value;
+  if (value === Number.POSITIVE_INFINITY) return value;
+  return parseDuration(value, 'deliveryTimeoutMs', { min: 1 });
 }
 
 /** The deadline of one batch, running from its first request. */

@@ -34,6 +34,7 @@ export { AccountWriter, createAccountWriter, type AccountWriterOptions } from '.
 export { DEFAULT_DELIVERY_TIMEOUT_MS } from './delivery-deadline.ts';
 export { describeAnomaly, type AnomalyEvent } from './anomaly.ts';
 export { FlagWriter, createFlagWriter, setFlags, type SetFlagsResult } from './flags.ts';
+export { writeAll, type RecordsIn, type WriteAllOptions, type WriteAllResult } from './write-all.ts';
 export { accountKind, statusUpdateKind, type RecordKind } from './record-kinds.ts';
 export { SourceRecord, MalformedRecord, type SourcePosition } from './source-record.ts';
 export { MAX_RECORD_DEPTH } from './nesting.ts';

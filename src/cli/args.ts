@@ -2,8 +2,10 @@
 // errors as UsageError (exit 2), and the flag-value checks several commands need.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { isDatasetCode, type DatasetCode } from '../catalog/datasets.ts';
+import { ConfigError } from '../client/errors.ts';
 import type { ExportOptions } from '../exports/export-stream.ts';
 import { resolveWindowing, toMillis, type WindowOption } from '../exports/windows.ts';
+import { parseDuration, parseInteger } from '../options.ts';
 import { UsageError } from './command.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -21,17 +23,29 @@ export function parseCommandArgs<const O extends Options, const P extends boolea
   }
 }
 
-/** A whole number within [min, max]; undefined when the flag was not given. */
+/** The options module's check of a flag's value, refused as a usage error (exit 2). */
+function checked<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+/** A whole number within [min, max] (min 1 unless given); undefined when the flag was not given. */
 export function integerFlag(
   value: string | undefined, flag: string, { min = 1, max = Number.MAX_SAFE_INTEGER }: { min?: number; max?: number } = {},
 ): number | undefined {
   if (value === undefined) return undefined;
-  const text = value.trim();
-  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
-    const range = max === Number.MAX_SAFE_INTEGER ? `a whole number of at least ${min}` : `a whole number from ${min} to ${max}`;
-    throw new UsageError(`${flag} must be ${range}, not '${value}'`);
-  }
-  return Number(text);
+  return checked(() => parseInteger(value, flag, { min, max }));
+}
+
+/** Milliseconds, at least 1: 2m, 90s, 1.5h, 500ms, a bare number of ms (or an ISO duration);
+ * undefined when the flag was not given. */
+export function durationFlag(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  return checked(() => parseDuration(value, flag, { min: 1 }));
 }
 
 /** A finite decimal number (e.g. a rate); undefined when the flag was not given. */

@@ -3,7 +3,7 @@
 // record of the run to one bad stretch of faults, which the batches themselves would ride out.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LenderError } from '../client/errors.ts';
-import type { Connection } from './connect.ts';
+import type { Connection } from '../connect.ts';
 
 // Between rounds only; each round already backs off between the client's own attempts.
 const MAX_PAUSE_MS = 2_000;

@@ -1,21 +1,20 @@
 // What `lender push` and `lender flag` share: arguments, reading NDJSON or JSON records from a
 // file or stdin, the writer, progress on stderr, one summary JSON line on stdout, the exit code.
-import { integerFlag, parseCommandArgs } from './args.ts';
+import { durationFlag, integerFlag, parseCommandArgs, progressFlag } from './args.ts';
 import { constants, createReadStream } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { ServiceApi } from '../client/api.ts';
 import { JsonSourceError } from '../accounts/sources/json.ts';
 import { readRecords, type ReadRecordsOptions } from '../accounts/sources/read-records.ts';
 import type { MalformedRecord, SourceRecord } from '../accounts/source-record.ts';
+import { writeAll } from '../accounts/write-all.ts';
 import type { RecordWriter, RecordWriterOptions, RejectEvent, WriterSummary } from '../accounts/writer.ts';
 import { describeAnomaly, type AnomalyEvent } from '../accounts/anomaly.ts';
 import { DEFAULT_DELIVERY_TIMEOUT_MS } from '../accounts/delivery-deadline.ts';
 import { EXIT, UsageError, type CommandIo } from './command.ts';
-import { CONNECTION_OPTIONS, connect } from './connect.ts';
+import { CONNECTION_OPTIONS, connectWithFlags } from './connection-flags.ts';
 import { connectWithin } from './connect-within.ts';
-import { durationFlag } from './duration-flag.ts';
+import { ProgressLine, formatWriterProgress } from '../progress.ts';
 
 export interface RecordCommandSpec {
   readonly name: 'push' | 'flag';
@@ -96,21 +95,6 @@ interface SourceErrorReport {
   elementsRead: number;
 }
 
-/** Writes a progress line at most every `intervalMs`, and always the last one. */
-function progressReporter(io: CommandIo, name: string, tty: boolean): (summary: WriterSummary, final?: boolean) => void {
-  const intervalMs = tty ? 100 : 2000;
-  const started = Date.now();
-  let last = 0;
-  return (s, final = false) => {
-    const now = Date.now();
-    if (!final && now - last < intervalMs) return;
-    last = now;
-    const rate = now > started ? Math.round((s.accepted * 1000) / (now - started)) : 0;
-    const line = `${name}: ${s.received} read, ${s.accepted} accepted, ${s.rejected} rejected, ${s.requests} requests, ${s.retries} retries, ${rate} records/s`;
-    io.stderr.write(tty ? `\r${line}\u001b[K${final ? '\n' : ''}` : `${line}\n`);
-  };
-}
-
 export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], io: CommandIo): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, OPTIONS, true);
   if (positionals.length > 1) throw new UsageError(`give one input file (or - for stdin), not ${positionals.length}`);
@@ -128,7 +112,7 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
   const file = positionals[0] ?? '-';
   if (file !== '-') await checkReadable(file);
 
-  const connection = await connectWithin(deliveryTimeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS, io.signal, () => connect(values, io));
+  const connection = await connectWithin(deliveryTimeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS, io.signal, () => connectWithFlags(values, io));
   try {
     const writerOpts: RecordWriterOptions & { strict?: boolean } = { signal: io.signal };
     if (batchSize !== undefined) writerOpts.batchSize = batchSize;
@@ -140,16 +124,17 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
     if (values.strict === true) writerOpts.strict = true;
     const writer = spec.createWriter(connection.client, writerOpts);
 
-    const tty = (io.stderr as { isTTY?: boolean }).isTTY === true;
-    const showProgress = values.progress === true || tty;
-    const report = showProgress ? progressReporter(io, spec.name, tty) : undefined;
-    if (report !== undefined) writer.on('progress', (s: WriterSummary) => report(s));
+    const progress = progressFlag(values.progress, io.stderr) ? new ProgressLine(io.stderr) : undefined;
+    const started = Date.now();
+    const figures = (s: WriterSummary): string => formatWriterProgress(spec.name, s, Date.now() - started);
+    writer.on('progress', (s: WriterSummary) => progress?.update(figures(s)));
+    // Warnings and rejects get lines of their own, not overwritten by the progress line.
+    const note = (text: string): void => void (progress ? progress.note(text) : io.stderr.write(`${text}\n`));
 
     // Without a rejects file the summary would count rejects whose reasons are nowhere to be
     // seen (a flag for an unknown account, say): name the first few on stderr.
     let unshown = 0;
     if (values.rejects === undefined) {
-      const clear = tty ? '\r\u001b[K' : '';
       let shown = 0;
       writer.on('reject', (r: RejectEvent) => {
         if (shown === SHOWN_REJECTS) {
@@ -158,7 +143,7 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
         }
         shown += 1;
         const where = r.line !== undefined ? `line ${r.line}` : r.element !== undefined ? `element ${r.element}` : `record ${r.index}`;
-        io.stderr.write(`${clear}lender ${spec.name}: ${where} rejected (${r.reason}): ${r.errors.join('; ')}\n`);
+        note(`lender ${spec.name}: ${where} rejected (${r.reason}): ${r.errors.join('; ')}`);
       });
     }
 
@@ -172,7 +157,7 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
         return;
       }
       shownAnomalies += 1;
-      io.stderr.write(`${tty ? '\r\u001b[K' : ''}lender ${spec.name}: warning: ${describeAnomaly(a)}\n`);
+      note(`lender ${spec.name}: warning: ${describeAnomaly(a)}`);
     });
 
     const input = file === '-' ? io.stdin : createReadStream(file);
@@ -189,13 +174,13 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
 
     let stopped = false;
     try {
-      await pipeline(Readable.from(records()), writer);
+      await writeAll(writer, records(), { keepRejects: false });
     } catch (error) {
       if (!io.signal.aborted) throw error;
       stopped = true;
     }
     const summary = writer.summary;
-    report?.(summary, true);
+    progress?.done(figures(summary));
     const out: Record<string, unknown> = { ...summary };
     if (values.rejects !== undefined) out.rejectsFile = values.rejects;
     if (sourceError !== undefined) out.sourceError = sourceError;

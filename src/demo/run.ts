@@ -5,18 +5,16 @@
 // the lender and its data are the same, and the re-pushed portfolio carries fresh timestamps.
 import { createReadStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { once } from 'node:events';
 import { join, resolve } from 'node:path';
-import { finished } from 'node:stream/promises';
 import { createAccountWriter } from '../accounts/account-writer.ts';
 import { setFlags } from '../accounts/flags.ts';
-import type { RejectEvent } from '../accounts/writer.ts';
+import { writeAll } from '../accounts/write-all.ts';
 import { datasetInfo } from '../catalog/datasets.ts';
-import { LenderClient } from '../client/client.ts';
+import { connect } from '../connect.ts';
 import { fileState } from '../exports/state.ts';
 import { DEFAULT_STATE_FILE, sync } from '../exports/sync.ts';
+import { ProgressLine, formatBar } from '../progress.ts';
 import { samplePortfolio, DEFAULT_PORTFOLIO_SIZE } from './portfolio.ts';
-import { BarLine, followDataset } from './progress.ts';
 
 export interface DemoOptions {
   /** Folder of the NDJSON files, the state file and the rejects file. */
@@ -92,38 +90,31 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   const stateFile = join(out, DEFAULT_STATE_FILE);
   const portfolio = samplePortfolio(opts.records ?? DEFAULT_PORTFOLIO_SIZE);
 
-  // Loaded here, not at the top: the sandbox is a CLI/demo concern, never a client dependency.
-  const { startSandbox } = await import('../sandbox/index.ts');
-  const sandbox = await startSandbox({ seed: opts.seed });
-  let client: LenderClient | undefined;
+  const connection = await connect({ sandbox: { seed: opts.seed }, ...(opts.signal && { signal: opts.signal }) });
+  const { client } = connection;
+  const sandbox = connection.sandbox!;
   try {
-    client = await LenderClient.login({ ...sandbox.credentials('demo'), ...(opts.signal && { signal: opts.signal }) });
     const sandboxMs = lap();
 
     // ---- push
     const total = portfolio.records.length;
-    const bar = new BarLine(opts.progress, 'push    ');
+    const bar = new ProgressLine(opts.progress, { pipe: 'final' });
     const writer = createAccountWriter(client, {
       batchSize: 500, concurrency: 4, rejects: rejectsFile, ...(opts.signal && { signal: opts.signal }),
     });
-    const reasons = new Map<string, number>();
     const show = () => {
       const s = writer.summary;
-      bar.update((s.accepted + s.rejected) / total, `${s.accepted + s.rejected}/${total} records, ${s.rejected} rejected`);
+      bar.update(formatBar('push    ', (s.accepted + s.rejected) / total, `${s.accepted + s.rejected}/${total} records, ${s.rejected} rejected`));
     };
-    writer.on('reject', (event: RejectEvent) => {
+    writer.on('reject', show);
+    writer.on('progress', show);
+    const pushed = await writeAll(writer, portfolio.records);
+    bar.done(formatBar('push    ', 1, `${total}/${total} records, ${pushed.accepted} accepted, ${pushed.rejected} rejected → ${rejectsFile}`));
+    const reasons = new Map<string, number>();
+    for (const event of pushed.rejects) {
       const reason = event.errors[0] ?? event.reason;
       reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
-      show();
-    });
-    writer.on('progress', show);
-    for (const record of portfolio.records) {
-      if (!writer.write(record)) await once(writer, 'drain', opts.signal ? { signal: opts.signal } : {});
     }
-    writer.end();
-    await finished(writer);
-    const pushed = writer.summary;
-    bar.finish(`${total}/${total} records, ${pushed.accepted} accepted, ${pushed.rejected} rejected → ${rejectsFile}`);
     // Drained before flagging so the flags meet the accounts as processed, not as queued.
     await sandbox.drain();
     const pushMs = lap();
@@ -146,7 +137,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       includeTotal: true,
       ...(opts.signal && { signal: opts.signal }),
       onStream: (stream) => {
-        followDataset(opts.progress, stream, stream.dataset.code.padEnd(8));
+        new ProgressLine(opts.progress, { pipe: 'final' }).followBar(stream, stream.dataset.code.padEnd(8));
       },
     });
     const syncMs = lap();
@@ -180,7 +171,6 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       timings: { sandbox: sandboxMs, push: pushMs, flags: flagsMs, drain: drainMs, sync: syncMs, total: Math.round(performance.now() - t0) },
     };
   } finally {
-    await client?.close();
-    await sandbox.close();
+    await connection.close();
   }
 }

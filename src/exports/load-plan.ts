@@ -1,7 +1,6 @@
 // Deciding what a load reads (pure): a fresh initial load, an incremental load from the stored
 // high-water mark, or the rest of an unfinished load; and the windows that are left to read.
-import { Duration, type DurationLikeObject } from 'luxon';
-import { ConfigError } from '../client/errors.ts';
+import { parseDuration, type DurationValue } from '../options.ts';
 import type { ValueMark } from './highwater.ts';
 import type { DatasetState, LoadPosition, LoadRecord } from './state.ts';
 import { normalizeInstant, planWindows, toMillis, isoOf, type Window, type Windowing } from './windows.ts';
@@ -13,7 +12,7 @@ export interface LoadRequest {
   windowing: Windowing;
   sort: 'asc' | 'desc';
   /** Re-read this much before the high-water mark on incremental loads. */
-  lookback?: string | DurationLikeObject;
+  lookback?: DurationValue;
   /** The load's start time, which becomes its fixed end (ISO). */
   now: string;
 }
@@ -24,10 +23,7 @@ export interface LoadStart {
 }
 
 export function lookbackMillis(lookback: LoadRequest['lookback']): number {
-  if (lookback === undefined) return 0;
-  const d = typeof lookback === 'string' ? Duration.fromISO(lookback) : Duration.fromObject(lookback);
-  if (!d.isValid || d.toMillis() < 0) throw new ConfigError(`The lookback ${JSON.stringify(lookback)} is not a valid duration.`);
-  return d.toMillis();
+  return lookback === undefined ? 0 : parseDuration(lookback, 'lookback');
 }
 
 /**

@@ -4,10 +4,13 @@ import { isDatasetCode } from '../catalog/datasets.ts';
 import type { ResolvedSandboxOptions, SandboxOptions } from './contracts.ts';
 import { FaultSpecError, validateFaultRates } from './faults-spec.ts';
 
+/** Seed of a sandbox started without one: the CLI's --sandbox, the demo, the session. */
+export const DEFAULT_SEED = 42;
+
 export const DEFAULT_OPTIONS = {
   port: 0,
   host: '127.0.0.1',
-  seed: 42,
+  seed: DEFAULT_SEED,
   scale: 1000,
   latencyMs: 0,
   tokenTtlSeconds: 900,

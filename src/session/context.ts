@@ -5,6 +5,7 @@
 import type { Readable } from 'node:stream';
 import { inspect } from 'node:util';
 import type { LenderClient } from '../client/client.ts';
+import type { Connection } from '../connect.ts';
 import type { DatasetRef, ExportRow } from '../client/types.ts';
 import type { AccountWriterOptions } from '../accounts/account-writer.ts';
 import { exportPages, exportRows, type ExportOptions, type ExportPage } from '../exports/export-stream.ts';
@@ -34,17 +35,15 @@ export interface SandboxHandle {
   setFaults(patch: { latencyMs?: number; faults?: Record<string, number>; tokenTtlSeconds?: number }): object;
 }
 
-export interface SessionParts {
-  client: LenderClient;
-  catalog: CatalogView;
-  identity: Omit<Identity, 'lenderPublicId'>;
-  /** Logs in again with the credentials the session was opened with. */
-  login: (signal?: AbortSignal) => Promise<LenderClient>;
-  /** Secret values the session knows (password): for history and output filters only. */
-  secrets: () => string[];
-  sandbox?: SandboxHandle;
-  /** Stops what the session started (the embedded sandbox). */
-  dispose?: () => Promise<void>;
+function sandboxHandle(sandbox: NonNullable<Connection['sandbox']>): SandboxHandle {
+  return {
+    authUrl: sandbox.authUrl,
+    caFile: sandbox.caFile,
+    stats: () => ({ ...sandbox.stats() }),
+    drain: () => sandbox.drain(),
+    advance: () => sandbox.advance(),
+    setFaults: (patch) => sandbox.setFaults(patch),
+  };
 }
 
 export interface RowsOptions extends Omit<ExportOptions, 'limit' | 'state' | 'resume' | 'stateKey'> {
@@ -69,14 +68,16 @@ export const DEFAULT_ROWS = 10;
 export class LenderSession {
   #client: LenderClient;
   #catalog: CatalogView;
-  readonly #parts: SessionParts;
+  readonly #connection: Connection;
+  readonly #sandbox: SandboxHandle | undefined;
   #interrupt: (() => AbortSignal | undefined) | undefined;
   #closed = false;
 
-  constructor(parts: SessionParts) {
-    this.#parts = parts;
-    this.#client = parts.client;
-    this.#catalog = parts.catalog;
+  constructor(connection: Connection, catalog: CatalogView) {
+    this.#connection = connection;
+    this.#client = connection.client;
+    this.#catalog = catalog;
+    this.#sandbox = connection.sandbox === undefined ? undefined : sandboxHandle(connection.sandbox);
   }
 
   /** The logged-in client (replaced by relogin()). */
@@ -90,7 +91,7 @@ export class LenderSession {
   }
 
   get sandbox(): SandboxHandle | undefined {
-    return this.#parts.sandbox;
+    return this.#sandbox;
   }
 
   /** Dataset codes of the live catalog, available or not (for completion). */
@@ -105,11 +106,11 @@ export class LenderSession {
 
   /** Secret values to keep out of history and outputs; never printed. */
   knownSecrets(): string[] {
-    return this.#parts.secrets();
+    return this.#connection.secrets();
   }
 
   whoami = (): Identity => {
-    const id: Identity = { ...this.#parts.identity, lenderPublicId: this.#client.lenderPublicId };
+    const id: Identity = { ...this.#connection.identity, lenderPublicId: this.#client.lenderPublicId };
     return id;
   };
 
@@ -120,7 +121,7 @@ export class LenderSession {
 
   /** Logs in again (new tokens) with the credentials the session was opened with. */
   relogin = async (opts: { signal?: AbortSignal } = {}): Promise<Identity> => {
-    const fresh = await this.#parts.login(this.#signal(opts.signal));
+    const fresh = await this.#connection.login(this.#signal(opts.signal));
     const old = this.#client;
     this.#client = fresh;
     await old.close();
@@ -202,7 +203,8 @@ export class LenderSession {
     try {
       await this.#client.close();
     } finally {
-      await this.#parts.dispose?.();
+      // The embedded sandbox; the connection's client is closed by now, so that part does nothing.
+      await this.#connection.close();
     }
   };
 

@@ -1,12 +1,11 @@
 // push() and flag(): the account and flag writers fed from an array, an iterable or a file, with
 // the rejects collected into the result instead of events (what an interactive user wants).
 import { createReadStream } from 'node:fs';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { ServiceApi } from '../client/api.ts';
 import { createAccountWriter, type AccountWriterOptions } from '../accounts/account-writer.ts';
 import { createFlagWriter } from '../accounts/flags.ts';
 import { readRecords } from '../accounts/sources/read-records.ts';
+import { writeAll } from '../accounts/write-all.ts';
 import type { RecordWriter, RejectEvent } from '../accounts/writer.ts';
 import { WriteResult, type Reject } from './results.ts';
 
@@ -33,11 +32,9 @@ function toReject(event: RejectEvent): Reject {
 }
 
 async function run<T>(writer: RecordWriter<T>, source: RecordSource): Promise<WriteResult> {
-  const rejects: Reject[] = [];
-  writer.on('reject', (event: RejectEvent) => rejects.push(toReject(event)));
-  await pipeline(Readable.from(recordsOf(source), { objectMode: true }), writer);
-  const { rejectedByReason, ...summary } = writer.summary;
-  return new WriteResult({ ...summary, rejectedByReason }, rejects);
+  const { rejects, rejectedByReason, ...summary } = await writeAll(writer, recordsOf(source));
+  // The breakdown last: it prints as a nested object.
+  return new WriteResult({ ...summary, rejectedByReason }, rejects.map(toReject));
 }
 
 export function pushRecords(api: ServiceApi, source: RecordSource, opts: AccountWriterOptions = {}): Promise<WriteResult> {

@@ -3,10 +3,10 @@
 // on its login after the client's few attempts would lose every record).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { durationFlag } from '../../src/cli/args.ts';
 import { UsageError } from '../../src/cli/command.ts';
-import type { Connection } from '../../src/cli/connect.ts';
 import { connectWithin } from '../../src/cli/connect-within.ts';
-import { durationFlag } from '../../src/cli/duration-flag.ts';
+import type { Connection } from '../../src/connect.ts';
 import { AuthenticationError, NetworkError, ServerError } from '../../src/client/errors.ts';
 
 describe('--delivery-timeout durations', () => {

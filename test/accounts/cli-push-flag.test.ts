@@ -8,22 +8,24 @@ import { PassThrough, Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { CommandIo } from '../../src/cli/command.ts';
 import { main } from '../../src/cli/main.ts';
-import { LenderClient } from '../../src/client/client.ts';
+import type { LenderClient } from '../../src/client/client.ts';
 import type { ExportRow } from '../../src/client/types.ts';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { connect, type Connection } from '../../src/connect.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 
+let connection: Connection;
 let sandbox: Sandbox;
 let client: LenderClient;
 let dir: string;
 
 before(async () => {
-  sandbox = await startSandbox({ seed: 11, scale: 20 });
-  client = await LenderClient.login(sandbox.credentials('demo'));
+  connection = await connect({ sandbox: { seed: 11, scale: 20 } });
+  sandbox = connection.sandbox!;
+  client = connection.client;
   dir = await mkdtemp(join(tmpdir(), 'cli-push-'));
 });
 after(async () => {
-  await client?.close();
-  await sandbox?.close();
+  await connection?.close();
   await rm(dir, { recursive: true, force: true });
 });
 

@@ -9,7 +9,7 @@ import { createAccountWriter } from '../../src/accounts/account-writer.ts';
 import { DEFAULT_DELIVERY_TIMEOUT_MS, DeliveryDeadline, deliveryTimeoutOption } from '../../src/accounts/delivery-deadline.ts';
 import type { AccountWriterOptions } from '../../src/accounts/account-writer.ts';
 import type { RejectEvent } from '../../src/accounts/writer.ts';
-import { ServerError } from '../../src/client/errors.ts';
+import { ConfigError, ServerError } from '../../src/client/errors.ts';
 import { account, FakeService, rejectWhere } from './fake-service.ts';
 
 const UNAVAILABLE = 'The service is unavailable (HTTP 503).';
@@ -52,13 +52,17 @@ describe('DeliveryDeadline', () => {
     assert.deepEqual(deadline.policyFor({ maxElapsedMs: 1_000 }), { attempts: Number.MAX_SAFE_INTEGER, maxElapsedMs: 1_000 });
   });
 
-  it('the option defaults to two minutes, takes Infinity, and refuses what is not a positive number', () => {
+  it('the option defaults to two minutes, takes Infinity and any duration, and refuses what is not a positive one', () => {
     assert.equal(DEFAULT_DELIVERY_TIMEOUT_MS, 120_000);
     assert.equal(deliveryTimeoutOption(undefined), 120_000);
     assert.equal(deliveryTimeoutOption(Number.POSITIVE_INFINITY), Number.POSITIVE_INFINITY);
     assert.equal(new DeliveryDeadline(Number.POSITIVE_INFINITY).remainingMs, Number.POSITIVE_INFINITY);
-    for (const bad of [0, -5, Number.NaN, '2m' as unknown as number]) assert.throws(() => deliveryTimeoutOption(bad), RangeError);
-    assert.throws(() => createAccountWriter(new FakeService(), { deliveryTimeoutMs: 0 }), /deliveryTimeoutMs must be a positive number/);
+    // The one duration rule of every option (src/options.ts), so '2m' is two minutes here too.
+    assert.equal(deliveryTimeoutOption('2m' as unknown as number), 120_000);
+    for (const bad of [0, -5, Number.NaN, 'soon' as unknown as number]) {
+      assert.throws(() => deliveryTimeoutOption(bad), (e: unknown) => e instanceof ConfigError && /^deliveryTimeoutMs must be a duration/.test(e.message), String(bad));
+    }
+    assert.throws(() => createAccountWriter(new FakeService(), { deliveryTimeoutMs: 0 }), ConfigError);
   });
 });
 

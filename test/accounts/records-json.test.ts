@@ -9,20 +9,19 @@ import { createAccountWriter } from '../../src/accounts/account-writer.ts';
 import { createFlagWriter } from '../../src/accounts/flags.ts';
 import type { AccountsRequestOptions } from '../../src/client/api.ts';
 import { ValidationError } from '../../src/client/errors.ts';
-import { LenderClient } from '../../src/client/client.ts';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import type { LenderClient } from '../../src/client/client.ts';
+import { connect, type Connection } from '../../src/connect.ts';
 import { FakeService, account } from './fake-service.ts';
 
-let sandbox: Sandbox;
+let connection: Connection;
 let client: LenderClient;
 
 before(async () => {
-  sandbox = await startSandbox({ seed: 11, scale: 20 });
-  client = await LenderClient.login(sandbox.credentials('demo'));
+  connection = await connect({ sandbox: { seed: 11, scale: 20 } });
+  client = connection.client;
 });
 after(async () => {
-  await client?.close();
-  await sandbox?.close();
+  await connection?.close();
 });
 
 describe('recordsJson: records serialised once', () => {

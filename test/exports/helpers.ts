@@ -1,9 +1,9 @@
 // Shared by the HTTPS integration tests of the export streams.
-import { LenderClient } from '../../src/client/client.ts';
-import type { ClientOptions } from '../../src/client/client.ts';
+import type { ClientOptions, LenderClient } from '../../src/client/client.ts';
 import type { ExportRow } from '../../src/client/types.ts';
+import { connect } from '../../src/connect.ts';
 import { rowKey } from '../../src/exports/highwater.ts';
-import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
+import type { Sandbox, SandboxOptions } from '../../src/sandbox/index.ts';
 
 export interface Fixture {
   sandbox: Sandbox;
@@ -12,16 +12,8 @@ export interface Fixture {
 }
 
 export async function fixture(options: SandboxOptions, clientOptions: ClientOptions = {}): Promise<Fixture> {
-  const sandbox = await startSandbox(options);
-  const client = await LenderClient.login({ ...clientOptions, ...sandbox.credentials('demo') });
-  return {
-    sandbox,
-    client,
-    async close() {
-      await client.close();
-      await sandbox.close();
-    },
-  };
+  const connection = await connect({ sandbox: options, client: clientOptions });
+  return { sandbox: connection.sandbox!, client: connection.client, close: () => connection.close() };
 }
 
 /** Rows as a sorted list of their JSON: equal lists mean the same multiset of rows. */

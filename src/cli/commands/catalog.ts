@@ -3,7 +3,7 @@ import { datasetInfo } from '../../catalog/datasets.ts';
 import type { Catalog } from '../../client/types.ts';
 import { parseCommandArgs } from '../args.ts';
 import { EXIT, type Command } from '../command.ts';
-import { CONNECTION_HELP, CONNECTION_OPTIONS, connect } from '../connect.ts';
+import { CONNECTION_HELP, CONNECTION_OPTIONS, connectWithFlags } from '../connection-flags.ts';
 
 const help = `Usage: lender catalog [--json] [connection options]
 
@@ -42,7 +42,7 @@ const command: Command = {
   help,
   async run(argv, io) {
     const { values } = parseCommandArgs(argv, { ...CONNECTION_OPTIONS, json: { type: 'boolean' } });
-    const connection = await connect(values, io);
+    const connection = await connectWithFlags(values, io);
     try {
       const catalog = await connection.client.catalog({ signal: io.signal });
       io.stdout.write(values.json ? `${JSON.stringify(catalog, null, 2)}\n` : formatCatalog(catalog));

@@ -1,9 +1,9 @@
 // `lender demo` (also `npm start`): the whole product on an embedded sandbox, ending with a
 // summary on stdout. Progress goes to stderr so stdout holds only the summary.
 import { EXIT, UsageError, type Command } from '../command.ts';
-import { EMBEDDED_SANDBOX_SEED } from '../connect.ts';
 import { integerFlag, parseCommandArgs } from '../args.ts';
 import { DEFAULT_PORTFOLIO_SIZE } from '../../demo/portfolio.ts';
+import { DEFAULT_SEED } from '../../sandbox/options.ts';
 
 export const OPTIONS = {
   out: { type: 'string' },
@@ -12,7 +12,7 @@ export const OPTIONS = {
 
 const HELP = `Usage: lender demo [--out DIR] [--records N]
 
-Runs the whole product on an embedded sandbox (seed ${EMBEDDED_SANDBOX_SEED}, lender demo), no
+Runs the whole product on an embedded sandbox (seed ${DEFAULT_SEED}, lender demo), no
 credentials needed:
   1. pushes a sample portfolio through the account writer; the deliberately invalid records
      are rejected before sending and written to DIR/rejects.ndjson
@@ -46,7 +46,7 @@ const command: Command = {
     const { formatSummary } = await import('../../demo/summary.ts');
     const result = await runDemo({
       out: values.out ?? 'out',
-      seed: EMBEDDED_SANDBOX_SEED,
+      seed: DEFAULT_SEED,
       progress: io.stderr,
       signal: io.signal,
       ...(records !== undefined && { records }),

@@ -3,10 +3,10 @@
 import { once } from 'node:events';
 import { datasetCodes, instantFlag, parseCommandArgs, progressFlag, readingFlags } from '../args.ts';
 import { EXIT, UsageError, type Command } from '../command.ts';
-import { CONNECTION_HELP, CONNECTION_OPTIONS, connect } from '../connect.ts';
+import { CONNECTION_HELP, CONNECTION_OPTIONS, connectWithFlags } from '../connection-flags.ts';
 import { exportPages, type ExportOptions } from '../../exports/export-stream.ts';
 import { ndjsonText } from '../../exports/ndjson.ts';
-import { ProgressLine } from '../../exports/progress.ts';
+import { ProgressLine } from '../../progress.ts';
 import { fileState } from '../../exports/state.ts';
 
 const OPTIONS = {
@@ -77,7 +77,7 @@ const command: Command = {
       const onAbort = () => stop.abort(io.signal.reason);
       io.signal.addEventListener('abort', onAbort, { once: true });
 
-      const connection = await connect(values, io);
+      const connection = await connectWithFlags(values, io);
       const progress = showProgress ? new ProgressLine(io.stderr) : undefined;
       try {
         for (const code of datasets) {

@@ -2,7 +2,7 @@
 // endpoint).
 import { createFlagWriter } from '../../accounts/flags.ts';
 import type { Command } from '../command.ts';
-import { CONNECTION_HELP } from '../connect.ts';
+import { CONNECTION_HELP } from '../connection-flags.ts';
 import { RECORD_OPTIONS_HELP, runRecordCommand, type RecordCommandSpec } from '../read-records.ts';
 
 const HELP = `Usage: lender flag [FILE|-] [options]

@@ -1,7 +1,7 @@
 // `lender push`: create, update or withdraw accounts from NDJSON or JSON (the accounts endpoint).
 import { createAccountWriter } from '../../accounts/account-writer.ts';
 import type { Command } from '../command.ts';
-import { CONNECTION_HELP } from '../connect.ts';
+import { CONNECTION_HELP } from '../connection-flags.ts';
 import { RECORD_OPTIONS_HELP, runRecordCommand, type RecordCommandSpec } from '../read-records.ts';
 
 const HELP = `Usage: lender push [FILE|-] [options]

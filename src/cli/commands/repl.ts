@@ -1,10 +1,11 @@
 // `lender repl [--sandbox]`: an interactive shell, already logged in (repl/start.ts).
 import { integerFlag, parseCommandArgs } from '../args.ts';
 import { EXIT, UsageError, type Command } from '../command.ts';
-import { CONNECTION_HELP, CONNECTION_OPTIONS, readPasswordFile } from '../connect.ts';
+import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionOptions } from '../connection-flags.ts';
 import { version } from '../../client/version.ts';
 import { MissingCredentialsError } from '../../client/errors.ts';
 import { openSession, type SessionOptions } from '../../session.ts';
+import { DEFAULT_OPTIONS, DEFAULT_SEED } from '../../sandbox/options.ts';
 
 // repl/ sits above src/: this command reaches it only through the lazy import in run(), so the
 // name is repeated here rather than imported (test/repl/units.test.ts checks the help uses it).
@@ -30,8 +31,8 @@ $XDG_STATE_HOME/lender-streams/repl_history (default ~/.local/state/...), mode 6
 Lines that look like they hold a password or token are never written.
 Set ${HISTORY_ENV}= (empty) to keep no history.
 
-  --seed N              seed of the embedded sandbox (default 42)
-  --scale N             rows per dataset of the embedded sandbox (default 1000)
+  --seed N              seed of the embedded sandbox (default ${DEFAULT_SEED})
+  --scale N             rows per dataset of the embedded sandbox (default ${DEFAULT_OPTIONS.scale})
 ${CONNECTION_HELP}`;
 
 const command: Command = {
@@ -50,10 +51,7 @@ const command: Command = {
       options = { sandbox: { ...(seed !== undefined ? { seed } : {}), ...(scale !== undefined ? { scale } : {}) }, env: io.env };
       connectingTo = 'an embedded sandbox';
     } else {
-      const password = values['password-file'] === undefined ? undefined : await readPasswordFile(values['password-file']);
-      options = {
-        authUrl: values['auth-url'], lender: values.lender, email: values.email, password, caFile: values['ca-file'], env: io.env,
-      };
+      options = { ...(await connectionOptions(values)), env: io.env };
       connectingTo = values['auth-url'] ?? io.env.LENDER_AUTH_URL ?? 'the configured service';
     }
 

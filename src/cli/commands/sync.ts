@@ -2,9 +2,9 @@
 // saved after every page. Ctrl-C stops after the page being written; a re-run resumes.
 import { join, resolve } from 'node:path';
 import { EXIT, UsageError, type Command } from '../command.ts';
-import { CONNECTION_HELP, CONNECTION_OPTIONS, connect } from '../connect.ts';
+import { CONNECTION_HELP, CONNECTION_OPTIONS, connectWithFlags } from '../connection-flags.ts';
 import { datasetCodes, parseCommandArgs, progressFlag, readingFlags } from '../args.ts';
-import { ProgressLine } from '../../exports/progress.ts';
+import { ProgressLine } from '../../progress.ts';
 import { fileState } from '../../exports/state.ts';
 import { DEFAULT_STATE_FILE, datasetSummary, sync, type DatasetSyncSummary } from '../../exports/sync.ts';
 import { SyncError } from '../../exports/errors.ts';
@@ -70,7 +70,7 @@ const command: Command = {
     // Taken before connecting: a second run of the same state stops at once, having written nothing.
     const lock = await state.lock();
     try {
-      const connection = await connect(values, io);
+      const connection = await connectWithFlags(values, io);
       const summaries: DatasetSyncSummary[] = [];
       try {
         const result = await sync(connection.client, datasets, {

@@ -1,11 +1,13 @@
-// How every client command gets a logged-in LenderClient: connection flags, else the
+// The connection flags of the client commands, turned into connect() options: flags, else the
 // environment, else the credentials file; or --sandbox for an embedded sandbox. The password is
 // never a flag value, so it stays out of shell history and `ps` output: it comes from
 // LENDER_PASSWORD, the credentials file, or a file named by --password-file.
 import { readFile } from 'node:fs/promises';
-import { LenderClient, type ClientOptions } from '../client/client.ts';
-import { credentialsFilePath, resolveConfig } from '../client/config.ts';
+import type { ClientOptions } from '../client/client.ts';
+import { credentialsFilePath, type ConnectionOptions } from '../client/config.ts';
 import { ConfigError, MissingCredentialsError } from '../client/errors.ts';
+import { connect, type Connection } from '../connect.ts';
+import { DEFAULT_SEED } from '../sandbox/options.ts';
 import { UsageError, type CommandIo } from './command.ts';
 
 /** node:util parseArgs definitions; spread them into a command's own options. */
@@ -34,35 +36,27 @@ export const CONNECTION_HELP = `Connection (flags, else LENDER_* environment var
   --email EMAIL         login email                           (LENDER_EMAIL)
   --password-file FILE  file holding the password             (LENDER_PASSWORD)
   --ca-file FILE        extra trusted CA certificate, PEM     (LENDER_CA_FILE)
-  --sandbox             start an embedded sandbox (seed 42) and use its demo lender
+  --sandbox             start an embedded sandbox (seed ${DEFAULT_SEED}) and use its demo lender
 The credentials file is $LENDER_CREDENTIALS_FILE, else
 $XDG_CONFIG_HOME/lender-streams/credentials.json (default ~/.config/...), mode 600,
 holding {"authUrl","lender","email","password","caFile"?}.`;
 
-export interface Connection {
-  client: LenderClient;
-  /** Present with --sandbox. */
-  sandbox?: { close(): Promise<void> };
-  /** Closes the client, then the embedded sandbox if any. */
-  close(): Promise<void>;
+/** The connection settings the flags give (the password read from --password-file). */
+export async function connectionOptions(flags: ConnectionFlags): Promise<ConnectionOptions> {
+  const password = flags['password-file'] === undefined ? undefined : await readPasswordFile(flags['password-file']);
+  return { authUrl: flags['auth-url'], lender: flags.lender, email: flags.email, password, caFile: flags['ca-file'] };
 }
 
-export const EMBEDDED_SANDBOX_SEED = 42;
-
-export async function connect(flags: ConnectionFlags, io: CommandIo, clientOptions: ClientOptions = {}): Promise<Connection> {
+/** connect() as the client commands do it: from the flags, a missing credential a usage error. */
+export async function connectWithFlags(flags: ConnectionFlags, io: CommandIo, clientOptions: ClientOptions = {}): Promise<Connection> {
   if (flags.sandbox) {
     const given = (['auth-url', 'lender', 'email', 'password-file', 'ca-file'] as const).filter((k) => flags[k] !== undefined);
     if (given.length > 0) throw new UsageError(`--sandbox cannot be combined with ${given.map((k) => `--${k}`).join(', ')}`);
-    return connectSandbox(io, clientOptions);
   }
-  let password: string | undefined;
-  if (flags['password-file'] !== undefined) password = await readPasswordFile(flags['password-file']);
-  let config;
+  const where = flags.sandbox ? { sandbox: true } : await connectionOptions(flags);
+  let connection: Connection;
   try {
-    config = await resolveConfig(
-      { authUrl: flags['auth-url'], lender: flags.lender, email: flags.email, password, caFile: flags['ca-file'] },
-      io.env,
-    );
+    connection = await connect({ ...where, env: io.env, client: clientOptions, signal: io.signal });
   } catch (error) {
     if (error instanceof MissingCredentialsError) {
       throw new UsageError(
@@ -72,38 +66,10 @@ export async function connect(flags: ConnectionFlags, io: CommandIo, clientOptio
     }
     throw error;
   }
-  const client = await LenderClient.login({
-    ...clientOptions,
-    authUrl: config.authUrl,
-    lender: config.lender,
-    email: config.email,
-    password: config.revealPassword(),
-    ca: config.ca,
-    signal: io.signal,
-  });
-  return { client, close: () => client.close() };
-}
-
-async function connectSandbox(io: CommandIo, clientOptions: ClientOptions): Promise<Connection> {
-  // Loaded only here: the client side never depends on the sandbox, and commands without
-  // --sandbox do not pay for loading it.
-  const { startSandbox } = await import('../sandbox/index.ts');
-  const sandbox = await startSandbox({ seed: EMBEDDED_SANDBOX_SEED });
-  try {
-    const client = await LenderClient.login({ ...clientOptions, ...sandbox.credentials('demo'), signal: io.signal });
-    io.stderr.write(`lender: using an embedded sandbox at ${sandbox.authUrl} (lender demo, seed ${EMBEDDED_SANDBOX_SEED})\n`);
-    return {
-      client,
-      sandbox,
-      async close() {
-        await client.close();
-        await sandbox.close();
-      },
-    };
-  } catch (error) {
-    await sandbox.close();
-    throw error;
+  if (connection.sandbox !== undefined) {
+    io.stderr.write(`lender: using an embedded sandbox at ${connection.sandbox.authUrl} (lender demo, seed ${DEFAULT_SEED})\n`);
   }
+  return connection;
 }
 
 export async function readPasswordFile(path: string): Promise<string> {

@@ -1,0 +1,131 @@
+// Progress on stderr, one way for every command and the demo: a single line, redrawn in place on
+// a terminal; on a pipe or a file, a plain line at most every few seconds, or (the demo's bars)
+// only each finished line, so logs stay short.
+import type { WriterSummary } from './accounts/writer.ts';
+import type { ExportStream } from './exports/export-stream.ts';
+
+const CLEAR_TO_END = '\u001b[K';
+const BAR_WIDTH = 24;
+
+export interface ProgressFigures {
+  dataset: string;
+  rows: number;
+  pages: number;
+  splits: number;
+  retries: number;
+  elapsedMs: number;
+  total: { value: number; exact: boolean } | null;
+}
+
+/** An export's line: rows, pages, rate, and the total when known. */
+export function formatProgress(f: ProgressFigures): string {
+  const rate = f.elapsedMs > 0 ? Math.round((f.rows * 1000) / f.elapsedMs) : 0;
+  const total = f.total === null ? '' : ` of ${f.total.exact ? '' : '≥'}${f.total.value}`;
+  const pct = f.total !== null && f.total.exact && f.total.value > 0 ? ` ${Math.min(100, Math.floor((100 * f.rows) / f.total.value))}%` : '';
+  const extra = [f.splits > 0 ? `${f.splits} splits` : '', f.retries > 0 ? `${f.retries} retries` : ''].filter(Boolean).join(', ');
+  return `${f.dataset}: ${f.rows}${total} rows${pct}, ${f.pages} pages, ${rate} rows/s${extra ? `, ${extra}` : ''}`;
+}
+
+/** A record writer's line (`lender push`, `lender flag`). */
+export function formatWriterProgress(name: string, s: WriterSummary, elapsedMs: number): string {
+  const rate = elapsedMs > 0 ? Math.round((s.accepted * 1000) / elapsedMs) : 0;
+  return `${name}: ${s.received} read, ${s.accepted} accepted, ${s.rejected} rejected, ${s.requests} requests, ${s.retries} retries, ${rate} records/s`;
+}
+
+/** A labelled bar; `fraction` in 0..1, or null when the size of the step is not known yet. */
+export function formatBar(label: string, fraction: number | null, detail: string): string {
+  if (fraction === null) return `${label} [${'·'.repeat(BAR_WIDTH)}] ${detail}`;
+  const clamped = Math.max(0, Math.min(1, fraction));
+  const full = Math.floor(clamped * BAR_WIDTH);
+  return `${label} [${'#'.repeat(full)}${'-'.repeat(BAR_WIDTH - full)}] ${String(Math.floor(clamped * 100)).padStart(3)}% ${detail}`;
+}
+
+export interface ProgressLineOptions {
+  /** On a pipe or a file: a line at most every 2 s and each finished one ('throttled', the
+   * default), or only the finished ones ('final'). */
+  pipe?: 'throttled' | 'final';
+}
+
+export class ProgressLine {
+  readonly #out: NodeJS.WritableStream;
+  readonly #tty: boolean;
+  readonly #quietOnPipe: boolean;
+  #last = 0;
+
+  constructor(out: NodeJS.WritableStream, opts: ProgressLineOptions = {}) {
+    this.#out = out;
+    this.#tty = (out as { isTTY?: boolean }).isTTY === true;
+    this.#quietOnPipe = opts.pipe === 'final';
+  }
+
+  /** Shows `text` unless a line was shown very recently (forced: always). */
+  update(text: string, force = false): void {
+    if (!this.#tty && this.#quietOnPipe) return;
+    const now = Date.now();
+    // A redraw per page or batch would cost more than the page on a fast local sandbox.
+    if (!force && now - this.#last < (this.#tty ? 100 : 2000)) return;
+    this.#last = now;
+    this.#out.write(this.#tty ? `\r${text}${CLEAR_TO_END}` : `${text}\n`);
+  }
+
+  /** The finished line, left behind. */
+  done(text: string): void {
+    this.#last = Date.now();
+    this.#out.write(this.#tty ? `\r${text}${CLEAR_TO_END}\n` : `${text}\n`);
+  }
+
+  /** A message of its own line, clearing the progress line first on a terminal. */
+  note(text: string): void {
+    this.#out.write(this.#tty ? `\r${CLEAR_TO_END}${text}\n` : `${text}\n`);
+  }
+
+  /** Shows the stream's figures on each page until it ends. */
+  follow(stream: ExportStream): void {
+    const started = Date.now();
+    const figures = (): ProgressFigures => ({
+      dataset: stream.dataset.code, ...stream.stats, elapsedMs: Date.now() - started, total: stream.total,
+    });
+    stream.on('page', () => this.update(formatProgress(figures())));
+    stream.once('end', () => this.done(formatProgress(figures())));
+  }
+
+  /**
+   * A bar for one dataset's stream. Direct datasets are read in one window, so rows against the
+   * total the service reports (includeTotal) measure progress. Via datasets are read month by
+   * month and each window reports only its own total, so there progress is the share of the
+   * load's time span already covered by finished windows.
+   */
+  followBar(stream: ExportStream, label: string): void {
+    const started = Date.now();
+    const spanEnd = Date.now();
+    let spanStart: number | undefined;
+    let covered: number | null = null;
+    let finished = false;
+    const fraction = (): number | null => {
+      if (stream.dataset.pathKind === 'via') return covered;
+      const total = stream.total;
+      return total !== null && total.exact && total.value > 0 ? stream.stats.rows / total.value : null;
+    };
+    const detail = (): string => {
+      const seconds = (Date.now() - started) / 1000;
+      const rate = seconds > 0 ? Math.round(stream.stats.rows / seconds) : 0;
+      return `${stream.stats.rows} rows, ${stream.stats.pages} pages, ${rate} rows/s`;
+    };
+    const finish = (text: string): void => {
+      if (finished) return;
+      finished = true;
+      this.done(text);
+    };
+    stream.on('window', (event: { phase: 'start' | 'end'; window: { since: string | null; until: string | null } }) => {
+      if (event.phase === 'start' && spanStart === undefined && event.window.since !== null) spanStart = Date.parse(event.window.since);
+      if (event.phase === 'end' && spanStart !== undefined && event.window.until !== null && spanEnd > spanStart) {
+        covered = (Date.parse(event.window.until) - spanStart) / (spanEnd - spanStart);
+      }
+    });
+    stream.on('page', () => {
+      if (!finished) this.update(formatBar(label, fraction(), detail()));
+    });
+    stream.once('end', () => finish(formatBar(label, 1, detail())));
+    stream.once('error', () => finish(formatBar(label, fraction(), `${detail()} (failed)`)));
+  }
+}
