@@ -7,6 +7,7 @@
 // by a sealed batch, or by an earlier record still waiting, is parked; when the holding batch
 // settles, parked records move, in write order, into the open batch. Records with the same key may
 // share the open batch: the service applies a request's records in array order.
+import { ConfigError } from '../client/errors.ts';
 
 export interface PlannedEntry {
   readonly key: string;
@@ -44,8 +45,8 @@ export class BatchPlanner<E extends PlannedEntry> {
   #readyRecords = 0;
 
   constructor(limits: PlannerLimits) {
-    if (!(limits.batchSize >= 1)) throw new RangeError('batchSize must be at least 1');
-    if (!(limits.maxBatchBytes >= 1)) throw new RangeError('maxBatchBytes must be at least 1');
+    if (!(limits.batchSize >= 1)) throw new ConfigError('batchSize must be at least 1');
+    if (!(limits.maxBatchBytes >= 1)) throw new ConfigError('maxBatchBytes must be at least 1');
     this.#limits = limits;
   }
 

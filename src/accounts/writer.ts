@@ -12,7 +12,8 @@
 // returns false and a fast source waits for the service.
 import { Writable } from 'node:stream';
 import type { AccountsRequestOptions, RefreshEvent, RetryEvent, RetryPolicy, ServiceApi } from '../client/api.ts';
-import { LenderError, ValidationError } from '../client/errors.ts';
+import { ConfigError, LenderError, ValidationError } from '../client/errors.ts';
+import { parseInteger } from '../options.ts';
 import { describeAnomaly, type AnomalyEvent } from './anomaly.ts';
 import { BatchPlanner, type Batch, type PlannedEntry } from './batch-planner.ts';
 import { DeliveryDeadline, deliveryTimeoutOption } from './delivery-deadline.ts';
@@ -123,9 +124,7 @@ interface Group<T> {
 const ENVELOPE_BYTES = 15;
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
-  return value;
+  return value === undefined ? fallback : parseInteger(value, name, { min: 1 });
 }
 
 /** The record's JSON, or why it has none. Validation has already refused records nested too
@@ -191,9 +190,9 @@ export class RecordWriter<T> extends Writable {
     const batchSize = positiveInteger('batchSize', opts.batchSize, 500);
     this.#concurrency = positiveInteger('concurrency', opts.concurrency, 2);
     this.#maxBuffered = positiveInteger('maxBuffered', opts.maxBuffered, batchSize * (this.#concurrency + 1));
-    if (this.#maxBuffered < batchSize) throw new RangeError('maxBuffered must be at least batchSize');
+    if (this.#maxBuffered < batchSize) throw new ConfigError('maxBuffered must be at least batchSize');
     this.#flushInterval = opts.flushInterval ?? 1000;
-    if (!(this.#flushInterval >= 0)) throw new RangeError('flushInterval must be 0 or more milliseconds');
+    if (!(this.#flushInterval >= 0)) throw new ConfigError('flushInterval must be 0 or more milliseconds');
     this.#planner = new BatchPlanner({
       batchSize,
       maxBatchBytes: positiveInteger('maxBatchBytes', opts.maxBatchBytes, 4 * 1024 * 1024),

@@ -15,7 +15,7 @@ import { createFlagWriter, setFlags } from '../../src/accounts/flags.ts';
 import { MalformedRecord, SourceRecord } from '../../src/accounts/source-record.ts';
 import type { AnomalyEvent } from '../../src/accounts/anomaly.ts';
 import type { RejectEvent } from '../../src/accounts/writer.ts';
-import { AuthenticationError, ServerError, ValidationError } from '../../src/client/errors.ts';
+import { AuthenticationError, ConfigError, ServerError, ValidationError } from '../../src/client/errors.ts';
 import { account, FakeService, gate, rejectWhere } from './fake-service.ts';
 
 async function finish(writer: AccountWriter, records: unknown[]): Promise<RejectEvent[]> {
@@ -27,6 +27,18 @@ async function finish(writer: AccountWriter, records: unknown[]): Promise<Reject
 
 const dir = await mkdtemp(join(tmpdir(), 'writer-mechanics-'));
 after(() => rm(dir, { recursive: true, force: true }));
+
+describe('options', () => {
+  it('a bad option is a ConfigError naming it, as for every other option of the library', () => {
+    const api = new FakeService();
+    for (const [opts, name] of [
+      [{ batchSize: 0 }, 'batchSize'], [{ concurrency: 1.5 }, 'concurrency'], [{ maxBatchBytes: -1 }, 'maxBatchBytes'],
+      [{ batchSize: 10, maxBuffered: 5 }, 'maxBuffered'], [{ flushInterval: -1 }, 'flushInterval'],
+    ] as const) {
+      assert.throws(() => createAccountWriter(api, opts), (e: unknown) => e instanceof ConfigError && e.message.includes(name), name);
+    }
+  });
+});
 
 describe('flushing', () => {
   it('sends full batches of batchSize and the rest at end()', async () => {
