@@ -1,18 +1,27 @@
-// The public API of lender-streams (package entry "."). The sandbox ("lender-streams/sandbox")
-// and the REPL/notebook session ("lender-streams/session") are separate entries so that a
-// pipeline importing the client never loads the service implementation or its certificate code.
+// The public API of lender-streams (package entry "."). Every name is listed here on purpose:
+// docs/api-report.md shows the signatures and a test fails when the two disagree. Helpers used
+// only inside the package or by its tests are imported from their own modules, never from here.
+// The sandbox ("lender-streams/sandbox") and the REPL/notebook session ("lender-streams/session")
+// are separate entries so that a pipeline importing the client never loads the service
+// implementation or its certificate code.
 
-// ---- client, configuration, errors
+// ---- client and configuration
 export {
-  LenderClient, pageQueryString, version, userAgent,
+  LenderClient,
   type ClientOptions, type ClientStats, type LoginOptions, type ResumeOptions,
 } from './client/client.ts';
+export { version } from './client/version.ts';
+export type { ConnectionOptions } from './client/config.ts';
+export type {
+  AccountsRequestOptions, RefreshEvent, RequestOptions, RetryEvent, RetryPolicy, ServiceApi,
+} from './client/api.ts';
 export { DEFAULT_RETRY_POLICY } from './client/retry.ts';
-export type { RefreshEvent, RequestOptions, RetryEvent, RetryPolicy, ServiceApi } from './client/api.ts';
-export {
-  ENV, baseUrlOf, credentialsFilePath, normalizeAuthUrl, resolveConfig,
-  type ConnectionOptions, type ResolvedConfig,
-} from './client/config.ts';
+export type {
+  AccountsAccepted, Catalog, CatalogDataset, CatalogSection, DatasetRef, ExportPageBody, ExportRow,
+  LoginSession, PageMeta, PageQuery, Pagination,
+} from './client/types.ts';
+
+// ---- errors (every one a LenderError, except AbortError)
 export {
   AbortError, AuthenticationError, CertificateError, ConfigError, DatasetUnavailableError,
   GatewayTimeoutError, InsecureUrlError, LenderError, LenderMismatchError, MissingCredentialsError,
@@ -20,10 +29,6 @@ export {
   UnknownDatasetError, UnknownSectionError, ValidationError,
   type AccountFailure, type LenderErrorDetails,
 } from './client/errors.ts';
-export type {
-  AccountsAccepted, Catalog, CatalogDataset, CatalogSection, DatasetRef, ExportPageBody, ExportRow,
-  LoginSession, PageMeta, PageQuery, Pagination,
-} from './client/types.ts';
 
 // ---- static catalog (the documented one; availability comes from client.catalog())
 export {
@@ -31,18 +36,57 @@ export {
   type CursorField, type DatasetCode, type DatasetInfo, type SectionCode, type SectionInfo, type TenantPathKind,
 } from './catalog/datasets.ts';
 
-// ---- export streams, state, sync
-export * from './exports/index.ts';
-export { ProgressLine, formatProgress, type ProgressFigures } from './progress.ts';
+// ---- export streams, NDJSON output, sync
+export {
+  exportPages, exportRows, ExportStream, toNdjson,
+  type Checkpoint, type ExportOptions, type ExportPage, type ExportStats, type PageEvent, type WindowEvent,
+  type SplitEvent, type TotalEvent, type Window, type WindowOption, type RowIdentity,
+  sync, SyncError, WindowTimeoutError,
+  type DatasetSyncSummary, type SyncOptions,
+} from './exports/index.ts';
+export type { DurationValue } from './options.ts';
 
-// ---- account streams and flags
-export * from './accounts/index.ts';
+// ---- state stores (resume and incremental loads) and their lock
+export {
+  fileState, memoryState, StateLockedError,
+  type DatasetState, type FileStateStore, type LoadPosition, type LoadRecord, type StateStore,
+  type Windowing, type ValueMark, type LockHolder, type StateLock,
+} from './exports/index.ts';
 
-// ---- the embedded sandbox, also importable from the main entry. Loaded on the first call
-// (only types are imported here), so a pipeline importing the client still never loads the
-// service implementation or its certificate code; `lender-streams/sandbox` has the rest.
+// ---- account and flag writers
+export { createAccountWriter, AccountWriter, type AccountWriterOptions } from './accounts/account-writer.ts';
+export { createFlagWriter, FlagWriter, setFlags, type SetFlagsResult } from './accounts/flags.ts';
+export { writeAll, type RecordsIn, type WriteAllOptions, type WriteAllResult } from './accounts/write-all.ts';
+export { DEFAULT_DELIVERY_TIMEOUT_MS } from './accounts/delivery-deadline.ts';
+export type {
+  BatchEvent, BufferState, RecordWriterOptions, RejectEvent, RejectReason, WriterSummary,
+} from './accounts/writer.ts';
+export type { AnomalyEvent } from './accounts/anomaly.ts';
+
+// ---- record sources (files and streams of account or flag records)
+export { readRecords, type ReadRecordsOptions } from './accounts/sources/read-records.ts';
+export { readNdjson, type NdjsonOptions } from './accounts/sources/ndjson.ts';
+export { readJson, JsonSourceError, type JsonErrorPosition } from './accounts/sources/json.ts';
+export type { SourceFormat } from './accounts/sources/detect-format.ts';
+export { SourceRecord, MalformedRecord, type SourcePosition } from './accounts/source-record.ts';
+
+// ---- record schemas (what the writers validate before sending)
+export {
+  accountSchema, strictAccountSchema, statusUpdateSchema, validateAccount, validateStatusUpdate,
+  type Account, type AccountInput, type AccountValidationOptions, type StatusUpdate, type StatusUpdateInput,
+  type Validation,
+} from './accounts/schema.ts';
+
+// ---- the embedded sandbox, also startable from the main entry. Only its types are imported
+// here and the implementation is loaded on the first call, so a pipeline importing the client
+// still never loads the service or its certificate code; `lender-streams/sandbox` has the rest.
 import type { Sandbox, SandboxOptions } from './sandbox/index.ts';
 export type { Sandbox, SandboxCredentials, SandboxOptions } from './sandbox/index.ts';
+
+/**
+ * Starts the embedded sandbox (the whole service, in-process over HTTPS) for tests and offline
+ * development; the same as `startSandbox` of `lender-streams/sandbox`, loaded on first use.
+ */
 export async function startSandbox(options?: SandboxOptions): Promise<Sandbox> {
   const sandbox = await import('./sandbox/index.ts');
   return sandbox.startSandbox(options);

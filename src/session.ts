@@ -6,27 +6,35 @@
 //   await s.rows('D07', { limit: 5 });   // prints as a table
 //   await s.count('D23');                // via dataset: counted per month and summed
 //   await s.close();
+//
+// This entry holds openSession, the session and the values and options of its helpers. State
+// stores come from the main entry; the table, chart and secret checks the REPL uses internally
+// are imported from their modules.
 import { connect, type ConnectOptions } from './connect.ts';
-import type { SandboxOptions } from './sandbox/contracts.ts';
-import { DEFAULT_OPTIONS, DEFAULT_SEED } from './sandbox/options.ts';
 import { LenderSession } from './session/context.ts';
 import { CatalogView } from './session/results.ts';
 
-export { LenderSession, SyncResult, DEFAULT_ROWS } from './session/context.ts';
+// ---- the session and its helpers' options
+export { LenderSession } from './session/context.ts';
 export type { Identity, RowsOptions, PagesOptions, SandboxHandle, SessionSyncOptions } from './session/context.ts';
 export type { CountOptions } from './session/count.ts';
 export type { RecordSource } from './session/writes.ts';
-export { CatalogView, Count, PageSummary, RowList, WriteResult } from './session/results.ts';
-export { TextTable, barChart, formatTable } from './session/table.ts';
-export { findLeaks, looksSensitive } from './session/secrets.ts';
-export { fileState, memoryState } from './exports/state.ts';
 
-/** As connect(): `sandbox` starts an embedded sandbox (seed, scale, latency…) and logs in as `demo`. */
+// ---- what the helpers return: each prints as a short summary and serialises to plain data
+export { SyncResult } from './session/context.ts';
+export { CatalogView, Count, PageSummary, RowList, WriteResult } from './session/results.ts';
+export { TextTable } from './session/table.ts';
+
+/**
+ * Options of {@link openSession}: connection settings (else the `LENDER_*` environment, else the
+ * credentials file), or `sandbox` to start an embedded sandbox (seed, scale, latency…) and log in as `demo`.
+ */
 export type SessionOptions = ConnectOptions;
 
-/** What the embedded sandbox of openSession({ sandbox: true }) starts with when nothing is given. */
-export const SESSION_SANDBOX_DEFAULTS: SandboxOptions = { seed: DEFAULT_SEED, scale: DEFAULT_OPTIONS.scale };
-
+/**
+ * Opens a logged-in session for exploring the service (the REPL and notebooks use it), with
+ * credentials resolved like the CLI's, or on an embedded sandbox with `{ sandbox: true }`.
+ */
 export async function openSession(opts: SessionOptions = {}): Promise<LenderSession> {
   const connection = await connect(opts);
   try {

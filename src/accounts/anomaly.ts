@@ -2,6 +2,7 @@
 // 400 naming an accountId that was not in the request. Its records were not refused, so they are
 // sent again; the name is reported so someone can find out why the service said it.
 
+/** A service answer the writer worked around but reports, emitted as `anomaly`: today a 400 naming an account that was not in the request. */
 export interface AnomalyEvent {
   kind: 'unknown-account';
   /** The batch whose request was answered so. */

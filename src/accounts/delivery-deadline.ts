@@ -8,7 +8,7 @@
 import type { RetryPolicy } from '../client/api.ts';
 import { parseDuration } from '../options.ts';
 
-/** Two minutes, Kafka's default delivery.timeout.ms. */
+/** How long the writers try to deliver a batch unless `deliveryTimeoutMs` says otherwise: two minutes, Kafka's default delivery.timeout.ms. */
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 120_000;
 
 // Not Infinity: the count stays a whole number for anything that checks it as one.

@@ -7,12 +7,14 @@ import type { StatusUpdate, StatusUpdateInput } from './schema.ts';
 import { numbered, writeAll, type WriteAllResult } from './write-all.ts';
 import { RecordWriter, type RecordWriterOptions } from './writer.ts';
 
+/** An object-mode Writable that sets disputed / do-not-contact flags with the account writer's guarantees; made by {@link createFlagWriter}. */
 export class FlagWriter extends RecordWriter<StatusUpdate> {
   constructor(api: ServiceApi, opts: RecordWriterOptions = {}) {
     super(api, statusUpdateKind(), opts);
   }
 }
 
+/** Streams flag records (status 5 disputed, 6 do-not-contact) to the service; the streaming form of {@link setFlags}. */
 export function createFlagWriter(api: ServiceApi, opts: RecordWriterOptions = {}): FlagWriter {
   return new FlagWriter(api, opts);
 }

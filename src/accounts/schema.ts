@@ -148,10 +148,15 @@ function accountShape(strict: boolean) {
   };
 }
 
-/** Unknown fields are kept: the service may know fields its documentation does not list. */
+/**
+ * The zod schema of an account record in wire form, as the account writer validates it. Unknown
+ * fields are kept: the service may know fields its documentation does not list.
+ */
 export const accountSchema = z.looseObject(accountShape(false), { error: NOT_AN_OBJECT_MESSAGE });
+/** {@link accountSchema} that also requires the machine-readable schema's birthDate, dateDue, phones and loanType (`strict: true`). */
 export const strictAccountSchema = z.looseObject(accountShape(true), { error: NOT_AN_OBJECT_MESSAGE });
 
+/** The zod schema of a flag record (status 5 disputed or 6 do-not-contact), as the flag writer validates it. */
 export const statusUpdateSchema = z.looseObject(
   {
     status: z.literal([5, 6], { error: (iss) => (absent(iss.input) ? REQUIRED : FLAG_STATUS_MESSAGE) }),
@@ -186,10 +191,12 @@ export type AccountInput = Friendly<
     paidDate?: DateInput | null;
   }
 >;
+/** What a caller may write as a flag record: wire form, or the status by name (`'disputed'`, `'doNotContact'`). */
 export type StatusUpdateInput = Friendly<z.input<typeof statusUpdateSchema>, { status: 5 | 6 | 'disputed' | 'doNotContact' }>;
 
 // ---- validation
 
+/** The verdict of a validation: the value to send, or the reasons it would be refused, worded as the service words them. */
 export type Validation<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 
 function formatPath(path: readonly PropertyKey[]): string {
@@ -213,12 +220,13 @@ function run<T>(schema: z.ZodType<T>, record: unknown): Validation<T> {
   return { ok: false, errors: result.error.issues.map(formatIssue) };
 }
 
+/** Options of {@link validateAccount}. */
 export interface AccountValidationOptions {
   /** Also require the machine-readable schema's fields: birthDate, dateDue, phones, loanType. */
   strict?: boolean;
 }
 
-/** Normalises friendly input, then validates; on success `value` is what to send (a new object). */
+/** Normalises an account record, then validates it as the account writer would; on success `value` is what to send (a new object). */
 export function validateAccount(input: unknown, opts: AccountValidationOptions = {}): Validation<Account> {
   const result = validateAccountForSend(input, opts);
   // A shallow copy stands for zod's output, a new object equal to the input, so a caller may
@@ -243,6 +251,7 @@ export function validateAccountForSend(input: unknown, opts: AccountValidationOp
   return run(strict ? strictAccountSchema : accountSchema, record);
 }
 
+/** Normalises a flag record, then validates it as the flag writer would; on success `value` is what to send. */
 export function validateStatusUpdate(input: unknown): Validation<StatusUpdate> {
   // The schema keeps unknown fields, so a status update can carry a deep value too.
   if (isNestedDeeperThan(input)) return { ok: false, errors: [TOO_DEEP_MESSAGE] };

@@ -5,13 +5,16 @@ import { pipeline } from 'node:stream/promises';
 import { SourceRecord } from './source-record.ts';
 import type { RecordWriter, RejectEvent, WriterSummary } from './writer.ts';
 
+/** Records for {@link writeAll}: an array or any (async) iterable, such as `readRecords(...)`. */
 export type RecordsIn = Iterable<unknown> | AsyncIterable<unknown>;
 
+/** What {@link writeAll} and {@link setFlags} resolve with: the writer's summary and its rejects. */
 export interface WriteAllResult extends WriterSummary {
   /** Every record not accepted, in the order rejected (empty with keepRejects: false). */
   rejects: RejectEvent[];
 }
 
+/** Options of {@link writeAll}. */
 export interface WriteAllOptions {
   /** Keep each reject in the result. Default true; false for runs too long to hold them all,
    * whose caller takes the writer's 'reject' events instead. */

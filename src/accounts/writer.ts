@@ -27,6 +27,7 @@ import { MalformedRecord, SourceRecord, type SourcePosition } from './source-rec
  * delivery deadline (or its attempts) ran out. */
 export type RejectReason = 'invalid' | 'malformed' | 'server' | 'failed';
 
+/** A record the writer did not deliver, emitted as `reject` and written to the rejects file: where it came from, why, and the messages. */
 export interface RejectEvent {
   /** 0-based position among the writes to this writer. */
   index: number;
@@ -39,6 +40,7 @@ export interface RejectEvent {
   record: unknown;
 }
 
+/** A batch the writer finished sending, emitted as `batch`: its records, how many were accepted and rejected, requests and bytes. */
 export interface BatchEvent {
   id: number;
   records: number;
@@ -49,6 +51,7 @@ export interface BatchEvent {
   bytes: number;
 }
 
+/** What became of every record written to a writer (`writer.summary`); once it has finished, `accepted + rejected === received`. */
 export interface WriterSummary {
   received: number;
   accepted: number;
@@ -64,6 +67,7 @@ export interface WriterSummary {
   bytes: number;
 }
 
+/** How many records a writer holds right now and at most, for watching its memory and backpressure. */
 export interface BufferState {
   /** Records held now: open batch, sealed, in flight, parked. */
   buffered: number;
@@ -74,6 +78,7 @@ export interface BufferState {
   parked: number;
 }
 
+/** Options of the account and flag writers: batch size and bytes, concurrency, buffering, retries, delivery deadline and rejects file. */
 export interface RecordWriterOptions {
   /** Records per request. Default 500. */
   batchSize?: number;

@@ -2,15 +2,20 @@
 // (docs/service-contract.md). Availability here is only the documented last listing: the live catalog
 // (client.catalog()) is the authority for what can be fetched now.
 
+/** The code of a section of the export catalog. */
 export type SectionCode = 'S1' | 'S2' | 'S3' | 'S4' | 'S5';
+/** The row field a dataset is paged, windowed and loaded incrementally by. */
 export type CursorField = 'updated_at' | 'created_at' | 'communicated_at';
+/** How the service's tenant filter reaches a dataset: `direct`, or `via` a parent collection (pages may come short or empty; read in windows). */
 export type TenantPathKind = 'direct' | 'via';
 
+/** A section of the documented catalog: its code and name. */
 export interface SectionInfo {
   readonly code: SectionCode;
   readonly name: string;
 }
 
+/** A dataset of the documented catalog: code, section, name, cursor field, path kind and availability at the last listing. */
 export interface DatasetInfo {
   readonly code: DatasetCode;
   readonly section: SectionCode;
@@ -21,6 +26,7 @@ export interface DatasetInfo {
   readonly availableAtListing: boolean;
 }
 
+/** The sections of the documented export catalog, in order. */
 export const SECTIONS: readonly SectionInfo[] = [
   { code: 'S1', name: 'Customers & Accounts' },
   { code: 'S2', name: 'Payments & Settlements' },
@@ -29,10 +35,12 @@ export const SECTIONS: readonly SectionInfo[] = [
   { code: 'S5', name: 'Reference & Configuration' },
 ];
 
+/** Every dataset code of the documented export catalog, in order. */
 export const DATASET_CODES = [
   'D01', 'D02', 'D03', 'D04', 'D05', 'D06', 'D07', 'D08', 'D09', 'D10', 'D11', 'D12', 'D13',
   'D14', 'D15', 'D16', 'D17', 'D18', 'D19', 'D20', 'D21', 'D22', 'D23', 'D24', 'D26',
 ] as const;
+/** A dataset code of the documented catalog, such as `'D07'`. */
 export type DatasetCode = (typeof DATASET_CODES)[number];
 
 function ds(
@@ -42,6 +50,7 @@ function ds(
   return { code, section, name, cursorField, pathKind, availableAtListing };
 }
 
+/** The datasets of the documented export catalog; what is available now comes from `client.catalog()`. */
 export const DATASETS: readonly DatasetInfo[] = [
   ds('D01', 'S1', 'Borrowers', 'updated_at', 'direct', true),
   ds('D02', 'S1', 'Borrower Accounts', 'updated_at', 'direct', true),
@@ -72,6 +81,7 @@ export const DATASETS: readonly DatasetInfo[] = [
 
 const BY_CODE = new Map<string, DatasetInfo>(DATASETS.map((d) => [d.code, d]));
 
+/** Whether a string is a dataset code of the documented catalog. */
 export function isDatasetCode(value: string): value is DatasetCode {
   return BY_CODE.has(value);
 }
@@ -81,9 +91,12 @@ export function datasetInfo(code: string): DatasetInfo | undefined {
   return BY_CODE.get(code);
 }
 
+/** Name of a section code, or undefined when the code is not in the catalog. */
 export function sectionInfo(code: string): SectionInfo | undefined {
   return SECTIONS.find((s) => s.code === code);
 }
 
+/** The export schema version this library is written against. */
 export const SCHEMA_VERSION = 'v1';
+/** The largest page the export endpoint serves (`limit` 1..1000). */
 export const PAGE_MAX = 1000;

@@ -3,6 +3,7 @@
 import type { AccountsAccepted, Catalog, DatasetRef, ExportPageBody, PageQuery } from './types.ts';
 import type { LenderError } from './errors.ts';
 
+/** How failed requests are retried: attempts, jittered backoff bounds and a total time budget. See {@link DEFAULT_RETRY_POLICY}. */
 export interface RetryPolicy {
   /** Total attempts including the first. Default 5. */
   attempts: number;
@@ -16,6 +17,7 @@ export interface RetryPolicy {
   retryGatewayTimeout: boolean;
 }
 
+/** Per-call options of the client's calls: abort signal, retry policy and timeout overrides, and retry/renewal callbacks. */
 export interface RequestOptions {
   signal?: AbortSignal;
   retry?: Partial<RetryPolicy>;
@@ -60,6 +62,10 @@ export interface RefreshEvent {
 
 // No client-wide events here: retries and renewals are reported per call (onRetry, onRefresh),
 // so two streams sharing a client each count only their own.
+/**
+ * The service calls the streams and writers need; {@link LenderClient} implements it, and so can a
+ * test double or a client wrapped in your own middleware.
+ */
 export interface ServiceApi {
   readonly lenderPublicId: string;
   catalog(opts?: RequestOptions): Promise<Catalog>;

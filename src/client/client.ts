@@ -25,6 +25,7 @@ import type { AccountsAccepted, Catalog, DatasetRef, ExportPageBody, LoginSessio
 
 export { version, userAgent } from './version.ts';
 
+/** Connection settings every way of creating a client takes: trusted CA, timeouts, retry policy, token renewal and pool size. */
 export interface ClientOptions {
   /** Extra trusted CA certificate(s), PEM (the sandbox's, or a private CA). */
   ca?: string | Buffer | undefined;
@@ -42,6 +43,7 @@ export interface ClientOptions {
   [inMemoryService]?: Dispatcher;
 }
 
+/** What {@link LenderClient.login} needs: the service root, the lender, the user's email and password, and any client options. */
 export interface LoginOptions extends ClientOptions {
   authUrl: string;
   lender: string;
@@ -60,6 +62,7 @@ export interface ResumeOptions extends ClientOptions {
   password?: string;
 }
 
+/** Running totals of a client's traffic, as `client.stats` returns them. */
 export interface ClientStats {
   /** HTTP requests sent, including retries, logins and refreshes. */
   requests: number;
@@ -73,6 +76,11 @@ interface ClientEvents {
   refresh: [RefreshEvent];
 }
 
+/**
+ * The client of the lender service: logs in, keeps the session's tokens fresh, and offers each
+ * endpoint as a typed call plus the export streams, `sync` and the account and flag writers as methods.
+ * One client serves any number of concurrent calls; `close()` it when done.
+ */
 export class LenderClient extends EventEmitter<ClientEvents> implements ServiceApi {
   readonly authUrl: string;
   readonly baseUrl: string;
@@ -114,7 +122,21 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
     );
   }
 
-  /** Logs in (the login endpoint) and returns a client holding the session. */
+  /**
+   * Logs in and returns a client holding the session; the usual way to start.
+   *
+   * @example
+   * ```ts
+   * const client = await LenderClient.login({
+   *   authUrl: 'https://auth.example.com', lender: 'acme', email: 'ops@acme.example', password,
+   * });
+   * try {
+   *   console.log(await client.catalog());
+   * } finally {
+   *   await client.close();
+   * }
+   * ```
+   */
   static async login(options: LoginOptions): Promise<LenderClient> {
     const authUrl = normalizeAuthUrl(options.authUrl);
     const transport = new Transport(transportOptions(options));

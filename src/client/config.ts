@@ -7,6 +7,7 @@ import { dirname, join, resolve } from 'node:path';
 import { inspect, type InspectOptionsStylized } from 'node:util';
 import { ConfigError, InsecureUrlError, MissingCredentialsError } from './errors.ts';
 
+/** Where to connect and as whom, for `LenderClient.fromConfig`; any value left out comes from the `LENDER_*` environment, else the credentials file. */
 export interface ConnectionOptions {
   /** The service root, `{auth_url}`. Must be https:. */
   authUrl?: string;
@@ -18,7 +19,8 @@ export interface ConnectionOptions {
   ca?: string | Buffer;
   /** Path of a PEM file with extra trusted CA certificate(s). */
   caFile?: string;
-  /** Path of the credentials file; default described in credentialsFilePath(). */
+  /** Path of the credentials file. Default `$LENDER_CREDENTIALS_FILE`, else
+   * `$XDG_CONFIG_HOME/lender-streams/credentials.json` (`~/.config/…` without it). */
   credentialsFile?: string;
 }
 

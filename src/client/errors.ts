@@ -3,6 +3,7 @@
 import { inspect } from 'node:util';
 import { redactText } from './redact.ts';
 
+/** What a {@link LenderError} carries besides its message: the response's status, the server's text and request id, and the cause. */
 export interface LenderErrorDetails {
   /** HTTP status, when the error came from a response. */
   status?: number;
@@ -15,6 +16,10 @@ export interface LenderErrorDetails {
   cause?: unknown;
 }
 
+/**
+ * The base of every error the library throws for a failed call (except {@link AbortError}): catch it
+ * to handle any service failure, or a subclass for one case. Its message is one sentence and never holds a secret.
+ */
 export class LenderError extends Error {
   override name = 'LenderError';
   readonly status: number | undefined;
@@ -119,6 +124,7 @@ export class DatasetUnavailableError extends LenderError {
   }
 }
 
+/** One account the service named in a 400 from the account endpoints, with its error messages. */
 export interface AccountFailure {
   accountId: string;
   errors: string[];

@@ -6,6 +6,7 @@ import type { RetryEvent, RetryPolicy } from './api.ts';
 import { GatewayTimeoutError, LenderError } from './errors.ts';
 import { abortErrorFrom } from './abort.ts';
 
+/** The retry policy used unless a client or a call overrides it: 5 attempts, backoff from 200 ms up to 10 s, at most 60 s in all. */
 export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
   attempts: 5,
   baseDelayMs: 200,

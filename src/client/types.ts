@@ -1,12 +1,14 @@
 // Shapes of the service's requests and responses as the client sees them (docs/service-contract.md).
 import type { CursorField, DatasetCode, SectionCode, TenantPathKind } from '../catalog/datasets.ts';
 
+/** The tokens of a logged-in session, as login returns them; give it to `LenderClient.resume` to continue the session elsewhere. */
 export interface LoginSession {
   token: string;
   refreshToken: string;
   lenderPublicId: string;
 }
 
+/** A dataset as the live catalog lists it, with whether it is available to this lender. */
 export interface CatalogDataset {
   code: string;
   name: string;
@@ -15,12 +17,14 @@ export interface CatalogDataset {
   available: boolean;
 }
 
+/** A section of the live catalog and its datasets. */
 export interface CatalogSection {
   code: string;
   name: string;
   datasets: CatalogDataset[];
 }
 
+/** The live catalog, as `client.catalog()` returns it. */
 export interface Catalog {
   schemaVersion: string;
   sections: CatalogSection[];
@@ -36,6 +40,7 @@ export interface PageQuery {
   includeTotal?: boolean;
 }
 
+/** Where a page sits in its dataset: rows returned, the cursor of the next page (null at the end) and, when asked for, the total. */
 export interface Pagination {
   limit: number;
   returned: number;
@@ -45,6 +50,7 @@ export interface Pagination {
   totalNote?: 'capped' | 'timeout' | 'window_required';
 }
 
+/** What the service says about how a page was read: cursor field, sort, time bounds and tenant path. */
 export interface PageMeta {
   schemaVersion: string;
   cursorField: CursorField;
@@ -55,9 +61,10 @@ export interface PageMeta {
   readFrom: 'primary' | 'secondary';
 }
 
+/** One exported row, as the service sent it. */
 export type ExportRow = Record<string, unknown>;
 
-/** body of a 200 from Endpoint 6. */
+/** One export page as the service returns it (`client.fetchPage`): rows, pagination and meta. */
 export interface ExportPageBody {
   section: { code: SectionCode; name: string };
   dataset: { code: DatasetCode; name: string };
@@ -69,7 +76,7 @@ export interface ExportPageBody {
 /** Addressing a dataset: its code alone ('D07' => S2/D07) or section and code. */
 export type DatasetRef = DatasetCode | { section: string; dataset: string };
 
-/** 200 envelope of the account endpoints. */
+/** The service's answer when the account endpoints accept a request (`upsertAccounts`, `updateStatus`). */
 export interface AccountsAccepted {
   code: 200;
   message: string;

@@ -9,6 +9,7 @@ function readVersion(): string {
   return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
 }
 
+/** The version of lender-streams in use. */
 export const version: string = readVersion();
 
 /** Names the library and runtime so the service's operators can tell our traffic apart. */

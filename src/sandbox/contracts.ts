@@ -38,6 +38,7 @@ export interface Route {
   readonly handler: (req: RouteRequest) => RouteResponse | Promise<RouteResponse>;
 }
 
+/** A lender the sandbox serves, with the login of its user (`sandbox.lenders`). */
 export interface LenderAccount {
   /** The {lender} path segment (subdomain) issued at onboarding. */
   readonly lender: string;
@@ -59,8 +60,10 @@ export interface FaultSettings {
   faults: Partial<Record<FaultKind, number>>;
   tokenTtlSeconds: number;
 }
+/** A fault the sandbox can inject into a request: a 500, 503 or 504 answer, or a connection reset mid-response. */
 export type FaultKind = '500' | '503' | '504' | 'reset';
 
+/** Options of `startSandbox`: address, seed and scale of the generated data, latency, faults, limits and dataset availability. */
 export interface SandboxOptions {
   /** Port to listen on; 0 (default) picks a free one. */
   port?: number;

@@ -6,6 +6,7 @@ export const FAULT_KINDS: readonly FaultKind[] = ['500', '503', '504', 'reset'];
 
 export type FaultRates = Partial<Record<FaultKind, number>>;
 
+/** Fault settings that cannot be used (an unknown kind, a rate outside 0..1, rates adding up to more than 1), as `sandbox.setFaults` refuses them. */
 export class FaultSpecError extends Error {
   override name = 'FaultSpecError';
 }

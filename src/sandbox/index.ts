@@ -10,9 +10,12 @@ export type {
   FaultKind, FaultSettings, LenderAccount, SandboxOptions, SandboxStats,
 } from './contracts.ts';
 export { SandboxOptionsError } from './options.ts';
-export { FaultSpecError, parseFaultSpec } from './faults-spec.ts';
+export { FaultSpecError } from './faults-spec.ts';
 
-/** Starts a sandbox on 127.0.0.1 and a free port (by default) and resolves once it listens. */
+/**
+ * Starts a sandbox, the whole service in-process over HTTPS, on 127.0.0.1 and a free port (by
+ * default), and resolves once it listens; log in with `LenderClient.login(sandbox.credentials('demo'))`.
+ */
 export function startSandbox(options?: SandboxOptions): Promise<Sandbox> {
   return launchSandbox(options, { exports: createExportsModule, accounts: createAccountsModule });
 }

@@ -29,6 +29,7 @@ export interface SandboxCredentials {
   readonly ca: string;
 }
 
+/** A running sandbox: its URLs and CA, login credentials for its lenders, admin controls (stats, drain, faults, advance) and `close()`. */
 export interface Sandbox {
   readonly host: string;
   readonly port: number;

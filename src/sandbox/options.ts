@@ -29,6 +29,7 @@ export const DEFAULT_OPTIONS = {
 /** Largest injected latency; beyond it a sandbox looks hung rather than slow. */
 export const MAX_LATENCY_MS = 600_000;
 
+/** A sandbox option with a bad value, refused at start with a sentence naming the option. */
 export class SandboxOptionsError extends Error {
   override name = 'SandboxOptionsError';
 }

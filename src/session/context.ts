@@ -16,6 +16,7 @@ import { pushRecords, flagRecords, type RecordSource } from './writes.ts';
 import { CatalogView, Count, PageSummary, RowList, WriteResult } from './results.ts';
 import { TextTable, barChart, type TableOptions } from './table.ts';
 
+/** Who the session is logged in as, and where; what `whoami()` returns (never the password). */
 export interface Identity {
   readonly authUrl: string;
   readonly lender: string;
@@ -46,11 +47,13 @@ function sandboxHandle(sandbox: NonNullable<Connection['sandbox']>): SandboxHand
   };
 }
 
+/** Options of `session.rows()`: the export options, and how many rows to return. */
 export interface RowsOptions extends Omit<ExportOptions, 'limit' | 'state' | 'resume' | 'stateKey'> {
   /** Rows to return. Default 10. */
   limit?: number;
 }
 
+/** Options of `session.pages()`: the export options, how many pages to return and whether to keep empty ones. */
 export interface PagesOptions extends Omit<ExportOptions, 'state' | 'resume' | 'stateKey'> {
   /** Pages to return. Default 1. */
   pages?: number;
@@ -58,6 +61,7 @@ export interface PagesOptions extends Omit<ExportOptions, 'state' | 'resume' | '
   includeEmpty?: boolean;
 }
 
+/** Options of `session.sync()`: those of `sync`, with the state store also given as a file path. */
 export interface SessionSyncOptions extends Omit<SyncOptions, 'state'> {
   /** A state store, or the path of a JSON state file. Default <out>/.lender-state.json. */
   state?: StateStore | string;
@@ -65,6 +69,10 @@ export interface SessionSyncOptions extends Omit<SyncOptions, 'state'> {
 
 export const DEFAULT_ROWS = 10;
 
+/**
+ * A logged-in session for exploring the service: the client, the live catalog and short helpers
+ * (rows, pages, count, stream, push, flag, sync, table, chart) whose results print readably.
+ */
 export class LenderSession {
   #client: LenderClient;
   #catalog: CatalogView;

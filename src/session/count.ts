@@ -7,6 +7,7 @@ import { datasetInfo } from '../catalog/datasets.ts';
 import { DEFAULT_ORIGIN, planWindows, resolveWindowing, type Window, type WindowOption } from '../exports/windows.ts';
 import { Count } from './results.ts';
 
+/** Options of `session.count()`: time bounds, the window per count request, and how many are asked at once. */
 export interface CountOptions {
   since?: string;
   until?: string;

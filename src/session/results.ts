@@ -72,6 +72,7 @@ export interface CountResult {
   readonly notes: readonly string[];
 }
 
+/** The rows in a dataset as `session.count()` counted them; `exact` is false when the total is a lower bound. */
 export class Count implements CountResult {
   constructor(
     readonly dataset: string,

@@ -2,6 +2,7 @@
 // the endpoint's own body shape; any other `{` starts an NDJSON line, since no record's first key
 // is `accounts`. Pure; the caller feeds more text while the answer is undefined.
 
+/** A record source format: NDJSON (one record per line) or one JSON document. */
 export type SourceFormat = 'ndjson' | 'json';
 
 const WRAPPER_HEAD = /^\{\s*"accounts"\s*:\s*(\S)/;

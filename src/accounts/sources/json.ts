@@ -18,6 +18,7 @@ import { SourceRecord } from '../source-record.ts';
 import { StrictUtf8Decoder } from './utf8.ts';
 import { replay } from './replay.ts';
 
+/** Where in a JSON document reading stopped: line, column and character offset. */
 export interface JsonErrorPosition {
   /** 1-based. */
   line: number;
@@ -122,6 +123,10 @@ async function peekFirstCharacter(text: AsyncIterator<string>): Promise<{ head: 
   }
 }
 
+/**
+ * Reads records from a JSON document (a top-level array, or `{"accounts": [...]}`) as a stream,
+ * each a {@link SourceRecord} with its element index; a syntax error ends it with a {@link JsonSourceError}.
+ */
 export async function* readJson(input: AsyncIterable<Buffer | string>): AsyncGenerator<SourceRecord> {
   const text = new VerifiedText();
   const chunks = text.read(input);

@@ -8,6 +8,7 @@
 // that byte never occurs inside a multi-byte UTF-8 sequence. Only the current line is held.
 import { MalformedRecord, SourceRecord } from '../source-record.ts';
 
+/** Options of {@link readNdjson} and {@link readRecords}. */
 export interface NdjsonOptions {
   /** Longest line kept in memory, in bytes; a longer one is reported, not held. Default 16 MiB. */
   maxLineLength?: number;
@@ -86,6 +87,10 @@ function join(parts: Uint8Array[], total: number): Uint8Array {
   return Buffer.concat(parts, total);
 }
 
+/**
+ * Reads records from NDJSON bytes or text, each a {@link SourceRecord} with its line number; a line
+ * that is not a record becomes a {@link MalformedRecord} (a reject, not an error) and reading goes on.
+ */
 export async function* readNdjson(
   input: AsyncIterable<Buffer | string>,
   opts: NdjsonOptions = {},

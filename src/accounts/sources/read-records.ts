@@ -6,6 +6,7 @@ import { readNdjson, type NdjsonOptions } from './ndjson.ts';
 import type { MalformedRecord, SourceRecord } from '../source-record.ts';
 import { replay } from './replay.ts';
 
+/** Options of {@link readRecords}: the source format, `auto` by default. */
 export interface ReadRecordsOptions extends NdjsonOptions {
   /** Default 'auto'. */
   format?: SourceFormat | 'auto';
@@ -33,6 +34,10 @@ async function sniff(input: AsyncIterable<Buffer | string>): Promise<{ format: S
   return { format, chunks: replay(head, iterator) };
 }
 
+/**
+ * Reads records from NDJSON or JSON input, telling the format from its first bytes unless given;
+ * what `lender push` and `lender flag` read their files with.
+ */
 export async function* readRecords(
   input: AsyncIterable<Buffer | string>,
   opts: ReadRecordsOptions = {},
