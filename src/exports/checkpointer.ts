@@ -1,0 +1,117 @@
+// A load's bookkeeping: the high-water mark, where the load stands, and the lookback memory; and
+// the state each delivered page moves it to. It saves nothing: the stream saves a page's state
+// once the consumer has taken the page (save-queue.ts); a sink may commit it with the rows.
+import {
+  HighWaterTracker, boundaryFilter, pruneSeen, recordSeen, seenFilter, type DeliveredFilter, type RowKey, type ValueMark,
+} from './highwater.ts';
+import { seenFloor } from './load-plan.ts';
+import type { DatasetState, LoadRecord } from './state.ts';
+import type { WalkedPage } from './walk.ts';
+import type { Window } from './windows.ts';
+
+export interface Checkpoint {
+  dataset: string;
+  window: Window;
+  /** The page's nextCursor; null when the window is done. */
+  cursor: string | null;
+  highWater: ValueMark | null;
+  /** The complete state to save for this position. */
+  state: DatasetState;
+}
+
+/**
+ * What the export stream asks of a load's bookkeeping, page by page in delivery order. A sink
+ * that commits rows and state in one transaction can implement it (or wrap LoadCheckpointer) to
+ * keep the state next to the rows.
+ */
+export interface Checkpointer {
+  /** Drop rows that earlier loads delivered: the inclusive since's boundary, the lookback memory. */
+  readonly filters: readonly (DeliveredFilter | null)[];
+  /** Takes the page as delivered; its checkpoint's state is the one to keep with its rows. */
+  delivered(page: WalkedPage): Checkpoint;
+  /** The state once every page was delivered: no load in progress. */
+  completed(): DatasetState;
+}
+
+export interface CheckpointerStart {
+  /** The dataset code, for the checkpoints. */
+  dataset: string;
+  /** The key the state is kept under. */
+  stateKey: string;
+  /** The state the load started from (its high-water mark and lookback memory). */
+  previous: DatasetState | undefined;
+  /** The load being run (startLoad). */
+  load: LoadRecord;
+  rowKey: RowKey;
+  /** Lookback span; 0 keeps no lookback memory. */
+  lookbackMs: number;
+}
+
+/** The memory is pruned once it holds this many ids, and then at twice what is kept. */
+const PRUNE_AT = 1000;
+
+export class LoadCheckpointer implements Checkpointer {
+  readonly filters: readonly (DeliveredFilter | null)[];
+  readonly #dataset: string;
+  readonly #stateKey: string;
+  readonly #load: LoadRecord;
+  readonly #hw: HighWaterTracker;
+  readonly #rowKey: RowKey;
+  readonly #lookbackMs: number;
+  /** id -> cursor value of rows delivered inside the lookback span; null without a lookback. */
+  #seen: Record<string, string> | null;
+  #pruneAt = PRUNE_AT;
+
+  constructor(start: CheckpointerStart) {
+    this.#dataset = start.dataset;
+    this.#stateKey = start.stateKey;
+    this.#load = structuredClone(start.load);
+    this.#rowKey = start.rowKey;
+    this.#lookbackMs = start.lookbackMs;
+    this.#hw = new HighWaterTracker(start.previous?.highWater ?? null, start.rowKey);
+    this.#seen = start.lookbackMs > 0 ? { ...(start.previous?.seen ?? {}) } : null;
+    // The lookback memory is consulted only on incremental runs; the boundary set always.
+    this.filters = [
+      boundaryFilter(this.#load.skip, this.#rowKey),
+      this.#load.kind === 'incremental' ? seenFilter(this.#seen, this.#rowKey) : null,
+    ];
+  }
+
+  delivered(page: WalkedPage): Checkpoint {
+    const field = page.cursorField;
+    this.#hw.observe(page.rows, field);
+    const highWater = this.#hw.snapshot();
+    if (this.#seen !== null && highWater !== null) {
+      const floor = seenFloor(highWater.value, this.#lookbackMs);
+      recordSeen(this.#seen, page.rows, field, floor, this.#rowKey);
+      if (Object.keys(this.#seen).length > this.#pruneAt) {
+        this.#seen = pruneSeen(this.#seen, floor);
+        this.#pruneAt = Math.max(PRUNE_AT, 2 * Object.keys(this.#seen).length);
+      }
+    }
+    const cursor = page.body.pagination.nextCursor;
+    this.#load.position = { window: page.window, cursor, last: page.last };
+    const state: DatasetState = {
+      version: 1,
+      dataset: this.#stateKey,
+      highWater,
+      load: structuredClone(this.#load),
+      ...(this.#seen !== null && { seen: { ...this.#seen } }),
+    };
+    return { dataset: this.#dataset, window: page.window, cursor, highWater, state };
+  }
+
+  completed(): DatasetState {
+    const highWater = this.#hw.snapshot();
+    let seen = this.#seen;
+    if (seen !== null && highWater !== null) seen = pruneSeen(seen, seenFloor(highWater.value, this.#lookbackMs));
+    return {
+      version: 1,
+      dataset: this.#stateKey,
+      highWater,
+      load: null,
+      completedAt: new Date().toISOString(),
+      ...(seen !== null && { seen }),
+    };
+  }
+}

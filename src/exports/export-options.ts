@@ -1,0 +1,128 @@
+// The options of an export and the dataset it reads: every option, its default and its check in
+// one place. A bad option is a ConfigError when the stream is made, before any request.
+import { datasetInfo } from '../catalog/datasets.ts';
+import { resolveDataset } from '../catalog/resolve.ts';
+import { ConfigError } from '../client/errors.ts';
+import type { DatasetRef } from '../client/types.ts';
+import { parseDuration, parseInteger, type DurationValue } from '../options.ts';
+import { identityFor, type RowIdentity } from './highwater.ts';
+import { lookbackMillis } from './load-plan.ts';
+import type { DatasetState, StateStore } from './state.ts';
+import {
+  DEFAULT_MIN_SPLIT_MS, DEFAULT_ORIGIN, normalizeInstant, resolveWindowing, type WindowOption, type Windowing,
+} from './windows.ts';
+
+export interface ExportOptions {
+  /** Inclusive lower bound of the first load (ignored once `state` holds a completed load). */
+  since?: string;
+  /** Exclusive upper bound. Without it the last window is open, reading up to the service's now. */
+  until?: string;
+  /** Page size, 1..1000. Default 1000 (the service's pageMax). */
+  limit?: number;
+  sort?: 'asc' | 'desc';
+  /** 'auto' (default): calendar months for via datasets, one window for direct ones. */
+  window?: WindowOption;
+  /** Where windowed initial loads start. Default 2015-01-01T00:00:00Z, before any data. */
+  origin?: string;
+  /** Ask the service for totals: once per window (so once per load for one-window loads). */
+  includeTotal?: boolean;
+  /** Pages fetched ahead of the consumer, per open window. Default 1. */
+  prefetch?: number;
+  /** Windows read at once; delivery stays in window order. Default 1. */
+  concurrency?: number;
+  /** Resume and incremental bookkeeping; saved as the consumer takes each page. */
+  state?: StateStore;
+  /** Start from this state without saving it: the caller saves `page.checkpoint.state` itself. */
+  resume?: DatasetState | null;
+  /** Key of the dataset in the state store. Default: the dataset code (or "S1/D03"). */
+  stateKey?: string;
+  /** Incremental loads re-read this span below the high-water mark; rows already delivered in
+   * the same version (same id and cursor value) are dropped, late or changed ones delivered. */
+  lookback?: DurationValue;
+  /**
+   * How rows at the same cursor value are told apart by the boundary and lookback dedupe:
+   * 'key' (public_id, else id) or 'content' (that plus a digest of the row). Default: 'content'
+   * for datasets whose public_id is not unique per row (D16), 'key' otherwise. Changing it
+   * between runs of one state can deliver the boundary rows once more (never lose one).
+   */
+  rowIdentity?: RowIdentity;
+  /** Windows this short are not split on a 504 (ms, ISO duration or object). Default 1 hour. */
+  minSplitSpan?: DurationValue;
+  signal?: AbortSignal;
+  /** The load's start time; for tests. Default: the clock. */
+  now?: () => Date;
+}
+
+export interface ResolvedDataset {
+  ref: DatasetRef;
+  code: string;
+  section: string;
+  key: string;
+  pathKind: 'direct' | 'via';
+  cursorField: string;
+  /** Identity of the boundary/lookback dedupe (see highwater.ts identityFor). */
+  identity: RowIdentity;
+}
+
+/** The catalog's address of a dataset plus what the stream needs to plan windows. */
+export function describeDataset(ref: DatasetRef): ResolvedDataset {
+  const { section, dataset: code } = resolveDataset(ref);
+  const info = datasetInfo(code);
+  return {
+    ref, code, section,
+    key: typeof ref === 'string' ? code : `${section}/${code}`,
+    pathKind: info?.pathKind ?? 'direct',
+    cursorField: info?.cursorField ?? 'updated_at',
+    identity: identityFor(code),
+  };
+}
+
+/** Every option checked, with its default in place. */
+export interface ExportSettings {
+  since: string | undefined;
+  until: string | undefined;
+  limit: number;
+  sort: 'asc' | 'desc';
+  windowing: Windowing;
+  origin: string;
+  includeTotal: boolean;
+  prefetch: number;
+  concurrency: number;
+  state: StateStore | undefined;
+  /** undefined: read the start from `state`; null: start afresh. */
+  resume: DatasetState | null | undefined;
+  stateKey: string;
+  lookbackMs: number;
+  identity: RowIdentity;
+  minSpanMs: number;
+  signal: AbortSignal | undefined;
+  now: () => Date;
+}
+
+export function exportSettings(opts: ExportOptions, dataset: ResolvedDataset): ExportSettings {
+  return {
+    since: opts.since === undefined ? undefined : normalizeInstant(opts.since, 'since'),
+    until: opts.until === undefined ? undefined : normalizeInstant(opts.until, 'until'),
+    limit: parseInteger(opts.limit ?? 1000, 'limit', { min: 1 }),
+    sort: oneOf(opts.sort ?? 'asc', ['asc', 'desc'], 'sort'),
+    windowing: resolveWindowing(opts.window, dataset.pathKind),
+    origin: normalizeInstant(opts.origin ?? DEFAULT_ORIGIN, 'origin'),
+    includeTotal: opts.includeTotal === true,
+    prefetch: parseInteger(opts.prefetch ?? 1, 'prefetch'),
+    concurrency: parseInteger(opts.concurrency ?? 1, 'concurrency', { min: 1 }),
+    state: opts.state,
+    resume: opts.resume,
+    stateKey: opts.stateKey ?? dataset.key,
+    lookbackMs: lookbackMillis(opts.lookback),
+    identity: oneOf(opts.rowIdentity ?? dataset.identity, ['key', 'content'], 'rowIdentity'),
+    // At least a millisecond: a window is never halved into an empty one.
+    minSpanMs: parseDuration(opts.minSplitSpan ?? DEFAULT_MIN_SPLIT_MS, 'minSplitSpan', { min: 1 }),
+    signal: opts.signal,
+    now: opts.now ?? (() => new Date()),
+  };
+}
+
+function oneOf<V extends string>(value: V, allowed: readonly V[], name: string): V {
+  if (!allowed.includes(value)) throw new ConfigError(`${name} must be ${allowed.join(' or ')}, not '${String(value)}'`);
+  return value;
+}

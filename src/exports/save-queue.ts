@@ -1,0 +1,57 @@
+// Saving a stream's checkpoints to a StateStore only once the consumer has taken the page's rows
+// out of the stream: a state saved earlier would let a crash skip rows still in the buffer.
+import type { Readable } from 'node:stream';
+import type { DatasetState, StateStore } from './state.ts';
+
+export class SaveQueue {
+  readonly #store: StateStore;
+  readonly #key: string;
+  readonly #onError: (error: Error) => void;
+  /** States waiting for the consumer: each is saved once `through` items were taken. */
+  #pending: { through: number; state: DatasetState }[] = [];
+  // Saves run one after another, so an older state never lands after a newer one.
+  #saving: Promise<void> = Promise.resolve();
+
+  constructor(store: StateStore, key: string, onError: (error: Error) => void) {
+    this.#store = store;
+    this.#key = key;
+    this.#onError = onError;
+  }
+
+  /** The state after the page whose last item is the `through`-th pushed. */
+  add(through: number, state: DatasetState): void {
+    this.#pending.push({ through, state });
+  }
+
+  /** Saves the newest state whose items were all taken (`taken`: pushed less still buffered). */
+  flush(taken: number): void {
+    let latest: DatasetState | undefined;
+    while (this.#pending.length > 0 && this.#pending[0]!.through <= taken) latest = this.#pending.shift()!.state;
+    if (latest === undefined) return;
+    const state = latest;
+    this.#saving = this.#saving.then(() => this.#store.save(this.#key, state));
+    this.#saving.catch(this.#onError);
+  }
+
+  /** Nothing is buffered: saves the completed state after the pending saves, and waits for it. */
+  async complete(state: DatasetState): Promise<void> {
+    this.#pending = [];
+    this.#saving = this.#saving.then(() => this.#store.save(this.#key, state));
+    await this.#saving;
+  }
+
+  /**
+   * Rows of the last page are still in this stream's buffer (a for-await loop takes them one
+   * by one): the load is complete only once the consumer has had them all, which 'end'
+   * tells. A consumer that stops first leaves the last page's checkpoint, so the next run
+   * resumes there instead of starting after rows it never took. The save is called at once
+   * (not after the pending ones) so that a load started right after the loop finds it in
+   * the store; a failed save only means that resume, as the stream can no longer report it.
+   */
+  completeAtEnd(state: DatasetState, stream: Readable): void {
+    this.#pending = [];
+    stream.once('end', () => {
+      void new Promise<void>((resolve) => resolve(this.#store.save(this.#key, state))).catch(() => undefined);
+    });
+  }
+}
