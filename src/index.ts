@@ -10,16 +10,16 @@ export {
   LenderClient,
   type ClientOptions, type ClientStats, type LoginOptions, type ResumeOptions,
 } from './client/client.ts';
-export { version } from './client/version.ts';
+export { version } from './core/version.ts';
 export type { ConnectionOptions } from './client/config.ts';
 export type {
   AccountsRequestOptions, RefreshEvent, RequestOptions, RetryEvent, RetryPolicy, ServiceApi,
-} from './client/api.ts';
-export { DEFAULT_RETRY_POLICY } from './client/retry.ts';
+} from './core/api.ts';
+export { DEFAULT_RETRY_POLICY } from './core/retry.ts';
 export type {
   AccountsAccepted, Catalog, CatalogDataset, CatalogSection, DatasetRef, ExportPageBody, ExportRow,
   LoginSession, PageMeta, PageQuery, Pagination,
-} from './client/types.ts';
+} from './core/types.ts';
 
 // ---- errors (every one a LenderError, except AbortError)
 export {
@@ -28,13 +28,13 @@ export {
   NetworkError, ProtocolError, RequestTimeoutError, ServerError, SessionExpiredError,
   UnknownDatasetError, UnknownSectionError, ValidationError,
   type AccountFailure, type LenderErrorDetails,
-} from './client/errors.ts';
+} from './core/errors.ts';
 
 // ---- static catalog (the documented one; availability comes from client.catalog())
 export {
   DATASETS, DATASET_CODES, PAGE_MAX, SCHEMA_VERSION, SECTIONS, datasetInfo, isDatasetCode, sectionInfo,
   type CursorField, type DatasetCode, type DatasetInfo, type SectionCode, type SectionInfo, type TenantPathKind,
-} from './catalog/datasets.ts';
+} from './core/catalog.ts';
 
 // ---- export streams, NDJSON output, sync
 export {
@@ -44,7 +44,7 @@ export {
   sync, SyncError, WindowTimeoutError,
   type DatasetSyncSummary, type SyncOptions,
 } from './exports/index.ts';
-export type { DurationValue } from './options.ts';
+export type { DurationValue } from './core/options.ts';
 
 // ---- state stores (resume and incremental loads) and their lock
 export {

@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { MissingCredentialsError } from '../src/client/errors.ts';
+import { MissingCredentialsError } from '../src/core/errors.ts';
 import { connect, type Connection } from '../src/connect.ts';
 
 describe('connect()', () => {

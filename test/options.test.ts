@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Duration } from 'luxon';
-import { ConfigError } from '../src/client/errors.ts';
-import { parseDuration, parseInteger } from '../src/options.ts';
+import { ConfigError } from '../src/core/errors.ts';
+import { parseDuration, parseInteger } from '../src/core/options.ts';
 
 function refusedAs(name: string, value: string): (e: unknown) => boolean {
   return (e: unknown) => e instanceof ConfigError && e.message.startsWith(`${name} must be `) && e.message.endsWith(`, not ${value}`);

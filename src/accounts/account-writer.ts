@@ -1,5 +1,5 @@
 // The account writer: RecordWriter on Endpoint 3 with the Account schema.
-import type { ServiceApi } from '../client/api.ts';
+import type { ServiceApi } from '../core/api.ts';
 import { accountKind } from './record-kinds.ts';
 import type { Account } from './schema.ts';
 import { RecordWriter, type RecordWriterOptions } from './writer.ts';

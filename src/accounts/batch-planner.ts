@@ -7,7 +7,7 @@
 // by a sealed batch, or by an earlier record still waiting, is parked; when the holding batch
 // settles, parked records move, in write order, into the open batch. Records with the same key may
 // share the open batch: the service applies a request's records in array order.
-import { ConfigError } from '../client/errors.ts';
+import { ConfigError } from '../core/errors.ts';
 
 export interface PlannedEntry {
   readonly key: string;

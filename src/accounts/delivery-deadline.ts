@@ -5,8 +5,8 @@
 //
 // The retries themselves are the client's (full-jitter backoff, Retry-After honoured): each
 // request of a batch is handed a policy whose elapsed-time bound is what is left of the deadline.
-import type { RetryPolicy } from '../client/api.ts';
-import { parseDuration } from '../options.ts';
+import type { RetryPolicy } from '../core/api.ts';
+import { parseDuration } from '../core/options.ts';
 
 /** How long the writers try to deliver a batch unless `deliveryTimeoutMs` says otherwise: two minutes, Kafka's default delivery.timeout.ms. */
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 120_000;

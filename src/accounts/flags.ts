@@ -1,7 +1,7 @@
 // Operational flags (the update-status endpoint): a writer for streams of status updates, and setFlags()
 // for a list in hand. Both are the record writer on the status-update schema, so they share its
 // guarantees: nothing invalid is sent, a 400 is split, every record is accounted for.
-import type { ServiceApi } from '../client/api.ts';
+import type { ServiceApi } from '../core/api.ts';
 import { statusUpdateKind } from './record-kinds.ts';
 import type { StatusUpdate, StatusUpdateInput } from './schema.ts';
 import { numbered, writeAll, type WriteAllResult } from './write-all.ts';

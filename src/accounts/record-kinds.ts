@@ -1,6 +1,6 @@
 // What differs between the account writer and the flag writer: the schema, the ordering key and
 // the endpoint. The writer mechanics (writer.ts) are written once against this.
-import type { AccountsRequestOptions, ServiceApi } from '../client/api.ts';
+import type { AccountsRequestOptions, ServiceApi } from '../core/api.ts';
 import { validateAccountForSend, validateStatusUpdate, type Account, type StatusUpdate, type Validation } from './schema.ts';
 
 export interface RecordKind<T> {

@@ -7,7 +7,7 @@
 // text of its start, and the line says so by having no `record` field.
 import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
-import { privateWriteStream } from '../private-files.ts';
+import { privateWriteStream } from '../core/private-files.ts';
 import { isNestedDeeperThan, MAX_RECORD_DEPTH } from './nesting.ts';
 import { previewValue } from './preview.ts';
 

@@ -9,7 +9,7 @@
 // When the 400 names no record of the group, the group is resent once; a second such answer to
 // the same records is taken as their refusal, so a service that keeps answering it cannot make
 // the writer loop. Pure; tested directly.
-import type { AccountFailure } from '../client/errors.ts';
+import type { AccountFailure } from '../core/errors.ts';
 
 export interface ResendPlan<E> {
   rejected: { entry: E; errors: string[] }[];

@@ -11,9 +11,9 @@
 // Memory: the write callback is held back while `maxBuffered` records are held, so write()
 // returns false and a fast source waits for the service.
 import { Writable } from 'node:stream';
-import type { AccountsRequestOptions, RefreshEvent, RetryEvent, RetryPolicy, ServiceApi } from '../client/api.ts';
-import { ConfigError, LenderError, ValidationError } from '../client/errors.ts';
-import { parseInteger } from '../options.ts';
+import type { AccountsRequestOptions, RefreshEvent, RetryEvent, RetryPolicy, ServiceApi } from '../core/api.ts';
+import { ConfigError, LenderError, ValidationError } from '../core/errors.ts';
+import { parseInteger } from '../core/options.ts';
 import { describeAnomaly, type AnomalyEvent } from './anomaly.ts';
 import { BatchPlanner, type Batch, type PlannedEntry } from './batch-planner.ts';
 import { DeliveryDeadline, deliveryTimeoutOption } from './delivery-deadline.ts';

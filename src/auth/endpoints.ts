@@ -1,10 +1,10 @@
 // The two authentication calls (login and token refresh), over a Transport. Both are
 // safe to retry on 5xx and resets: a login or refresh that is sent twice only mints a token.
-import type { RetryEvent, RetryPolicy } from '../client/api.ts';
-import { errorFromResponse, protocolError, successObject, type ResponseContext } from '../client/responses.ts';
-import { withRetry } from '../client/retry.ts';
-import type { Transport, TransportResponse } from '../client/transport.ts';
-import type { LoginSession } from '../client/types.ts';
+import type { RetryEvent, RetryPolicy } from '../core/api.ts';
+import { errorFromResponse, protocolError, successObject, type ResponseContext } from '../core/responses.ts';
+import { withRetry } from '../core/retry.ts';
+import type { Transport, TransportResponse } from '../core/transport.ts';
+import type { LoginSession } from '../core/types.ts';
 
 export interface AuthCallOptions {
   policy: RetryPolicy;

@@ -3,12 +3,12 @@
 // at once, one refresh request goes out and all of them wait for it. Secrets live in private
 // fields and are left out of inspect and JSON output.
 import { inspect, type InspectOptionsStylized } from 'node:util';
-import type { RefreshEvent, RetryEvent, RetryPolicy } from '../client/api.ts';
-import { raceAbort } from '../client/abort.ts';
-import { AuthenticationError, LenderError, SessionExpiredError } from '../client/errors.ts';
-import { redactError, redactText } from '../client/redact.ts';
-import type { Transport } from '../client/transport.ts';
-import type { LoginSession } from '../client/types.ts';
+import type { RefreshEvent, RetryEvent, RetryPolicy } from '../core/api.ts';
+import { raceAbort } from '../core/abort.ts';
+import { AuthenticationError, LenderError, SessionExpiredError } from '../core/errors.ts';
+import { redactError, redactText } from '../core/redact.ts';
+import type { Transport } from '../core/transport.ts';
+import type { LoginSession } from '../core/types.ts';
 import { requestLogin, requestRefresh } from './endpoints.ts';
 import { refreshDueAt } from './jwt.ts';
 

@@ -1,11 +1,11 @@
 // Argument parsing shared by every sub-command: node:util parseArgs in strict mode with its
 // errors as UsageError (exit 2), and the flag-value checks several commands need.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { isDatasetCode, type DatasetCode } from '../catalog/datasets.ts';
-import { ConfigError } from '../client/errors.ts';
+import { isDatasetCode, type DatasetCode } from '../core/catalog.ts';
+import { ConfigError } from '../core/errors.ts';
 import type { ExportOptions } from '../exports/export-stream.ts';
 import { resolveWindowing, toMillis, type WindowOption } from '../exports/windows.ts';
-import { parseDuration, parseInteger } from '../options.ts';
+import { parseDuration, parseInteger } from '../core/options.ts';
 import { UsageError } from './command.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;

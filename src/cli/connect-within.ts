@@ -2,7 +2,7 @@
 // is a request like the batches: giving up on it after the client's few attempts would lose every
 // record of the run to one bad stretch of faults, which the batches themselves would ride out.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LenderError } from '../client/errors.ts';
+import { LenderError } from '../core/errors.ts';
 import type { Connection } from '../connect.ts';
 
 // Between rounds only; each round already backs off between the client's own attempts.

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import type { ClientOptions } from '../client/client.ts';
 import { credentialsFilePath, type ConnectionOptions } from '../client/config.ts';
-import { ConfigError, MissingCredentialsError } from '../client/errors.ts';
+import { ConfigError, MissingCredentialsError } from '../core/errors.ts';
 import { connect, type Connection } from '../connect.ts';
 import { DEFAULT_SEED } from '../sandbox/options.ts';
 import { UsageError, type CommandIo } from './command.ts';

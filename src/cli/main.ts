@@ -2,9 +2,9 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EXIT, UsageError, type Command, type CommandIo } from './command.ts';
-import { LenderError } from '../client/errors.ts';
-import { redactText } from '../client/redact.ts';
-import { version } from '../client/version.ts';
+import { LenderError } from '../core/errors.ts';
+import { redactText } from '../core/redact.ts';
+import { version } from '../core/version.ts';
 
 // Sub-commands load lazily so `lender export` does not pay for the sandbox or the REPL. They must
 // not import this module: when it is the entry point its top-level await is still pending, so such

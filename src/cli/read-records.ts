@@ -3,7 +3,7 @@
 import { durationFlag, integerFlag, parseCommandArgs, progressFlag } from './args.ts';
 import { constants, createReadStream } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
-import type { ServiceApi } from '../client/api.ts';
+import type { ServiceApi } from '../core/api.ts';
 import { JsonSourceError } from '../accounts/sources/json.ts';
 import { readRecords, type ReadRecordsOptions } from '../accounts/sources/read-records.ts';
 import type { MalformedRecord, SourceRecord } from '../accounts/source-record.ts';

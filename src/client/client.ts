@@ -11,19 +11,19 @@ import { createAccountWriter, type AccountWriter, type AccountWriterOptions } fr
 import { createFlagWriter, setFlags, type FlagWriter, type SetFlagsResult } from '../accounts/flags.ts';
 import type { StatusUpdateInput } from '../accounts/schema.ts';
 import type { RecordWriterOptions } from '../accounts/writer.ts';
-import { resolveDataset } from '../catalog/resolve.ts';
+import { resolveDataset } from '../core/resolve-dataset.ts';
 import { exportPages, exportRows, type ExportOptions, type ExportStream } from '../exports/export-stream.ts';
 import { sync, type DatasetSyncSummary, type SyncOptions } from '../exports/sync.ts';
-import type { AccountsRequestOptions, RefreshEvent, RequestOptions, RetryEvent, RetryPolicy, ServiceApi } from './api.ts';
+import type { AccountsRequestOptions, RefreshEvent, RequestOptions, RetryEvent, RetryPolicy, ServiceApi } from '../core/api.ts';
 import { baseUrlOf, resolveConfig, normalizeAuthUrl, type ConnectionOptions } from './config.ts';
-import { AuthenticationError, LenderError } from './errors.ts';
-import { redactError } from './redact.ts';
-import { envelopeBody, errorFromResponse, isObject, protocolError, successObject, type ResponseContext } from './responses.ts';
-import { resolvePolicy, withRetry } from './retry.ts';
-import { RawJsonBody, Transport, inMemoryService, type TransportResponse } from './transport.ts';
-import type { AccountsAccepted, Catalog, DatasetRef, ExportPageBody, LoginSession, PageQuery } from './types.ts';
+import { AuthenticationError, LenderError } from '../core/errors.ts';
+import { redactError } from '../core/redact.ts';
+import { envelopeBody, errorFromResponse, isObject, protocolError, successObject, type ResponseContext } from '../core/responses.ts';
+import { resolvePolicy, withRetry } from '../core/retry.ts';
+import { RawJsonBody, Transport, inMemoryService, type TransportResponse } from '../core/transport.ts';
+import type { AccountsAccepted, Catalog, DatasetRef, ExportPageBody, LoginSession, PageQuery } from '../core/types.ts';
 
-export { version, userAgent } from './version.ts';
+export { version, userAgent } from '../core/version.ts';
 
 /** Connection settings every way of creating a client takes: trusted CA, timeouts, retry policy, token renewal and pool size. */
 export interface ClientOptions {

@@ -5,7 +5,8 @@ import { readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { inspect, type InspectOptionsStylized } from 'node:util';
-import { ConfigError, InsecureUrlError, MissingCredentialsError } from './errors.ts';
+import { ConfigError, MissingCredentialsError } from '../core/errors.ts';
+import { assertHttps } from '../core/transport.ts';
 
 /** Where to connect and as whom, for `LenderClient.fromConfig`; any value left out comes from the `LENDER_*` environment, else the credentials file. */
 export interface ConnectionOptions {
@@ -91,17 +92,6 @@ export function normalizeAuthUrl(value: string): string {
     throw new ConfigError(`The auth URL https://${url.host}${url.pathname} must not carry a query string or fragment.`);
   }
   return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
-}
-
-/** Refuses any URL that is not https:, before a socket is opened: the one check behind both the
- * configuration (normalizeAuthUrl) and every request the transport sends. */
-export function assertHttps(url: URL): void {
-  if (url.protocol !== 'https:') {
-    throw new InsecureUrlError(
-      `The auth URL ${url.protocol}//${url.host} is refused because the service requires HTTPS: ` +
-        'over plain HTTP the password and tokens would travel in clear text. Use an https:// URL.',
-    );
-  }
 }
 
 /** `{base_url}`: the root of the account and export endpoints. */

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { createAccountWriter } from '../accounts/account-writer.ts';
 import { setFlags } from '../accounts/flags.ts';
 import { writeAll } from '../accounts/write-all.ts';
-import { datasetInfo } from '../catalog/datasets.ts';
+import { datasetInfo } from '../core/catalog.ts';
 import { connect } from '../connect.ts';
 import { fileState } from '../exports/state.ts';
 import { DEFAULT_STATE_FILE, sync } from '../exports/sync.ts';

@@ -1,5 +1,5 @@
 // Errors of the export streams that the client's typed errors do not already cover.
-import { GatewayTimeoutError, LenderError, type LenderErrorDetails } from '../client/errors.ts';
+import { GatewayTimeoutError, LenderError, type LenderErrorDetails } from '../core/errors.ts';
 import type { Window } from './windows.ts';
 import { describeWindow } from './windows.ts';
 

@@ -1,10 +1,10 @@
 // The options of an export and the dataset it reads: every option, its default and its check in
 // one place. A bad option is a ConfigError when the stream is made, before any request.
-import { datasetInfo } from '../catalog/datasets.ts';
-import { resolveDataset } from '../catalog/resolve.ts';
-import { ConfigError } from '../client/errors.ts';
-import type { DatasetRef } from '../client/types.ts';
-import { parseDuration, parseInteger, type DurationValue } from '../options.ts';
+import { datasetInfo } from '../core/catalog.ts';
+import { resolveDataset } from '../core/resolve-dataset.ts';
+import { ConfigError } from '../core/errors.ts';
+import type { DatasetRef } from '../core/types.ts';
+import { parseDuration, parseInteger, type DurationValue } from '../core/options.ts';
 import { identityFor, type RowIdentity } from './highwater.ts';
 import { lookbackMillis } from './load-plan.ts';
 import type { DatasetState, StateStore } from './state.ts';

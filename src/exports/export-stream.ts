@@ -3,9 +3,9 @@
 // `concurrency` windows at once, delivered window by window in order. Each page delivered gets
 // its checkpoint (checkpointer.ts), saved once the consumer has taken it (save-queue.ts).
 import { Readable } from 'node:stream';
-import type { RefreshEvent, RetryEvent, ServiceApi } from '../client/api.ts';
-import { AbortError } from '../client/errors.ts';
-import type { DatasetRef } from '../client/types.ts';
+import type { RefreshEvent, RetryEvent, ServiceApi } from '../core/api.ts';
+import { AbortError } from '../core/errors.ts';
+import type { DatasetRef } from '../core/types.ts';
 import { LoadCheckpointer, type Checkpointer } from './checkpointer.ts';
 import { describeDataset, exportSettings, type ExportOptions, type ExportSettings, type ResolvedDataset } from './export-options.ts';
 import { rowKeyOf } from './highwater.ts';

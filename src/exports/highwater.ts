@@ -1,7 +1,7 @@
 // Cursor-value bookkeeping (pure): the high-water mark of a load, the last position inside a
 // window, and the boundary filters that keep an inclusive `since` from delivering a row twice.
 import { createHash } from 'node:crypto';
-import type { ExportRow } from '../client/types.ts';
+import type { ExportRow } from '../core/types.ts';
 
 /** A cursor-field value and the ids of the rows delivered at exactly that value. */
 export interface ValueMark {

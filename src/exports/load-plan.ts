@@ -1,6 +1,6 @@
 // Deciding what a load reads (pure): a fresh initial load, an incremental load from the stored
 // high-water mark, or the rest of an unfinished load; and the windows that are left to read.
-import { parseDuration, type DurationValue } from '../options.ts';
+import { parseDuration, type DurationValue } from '../core/options.ts';
 import type { ValueMark } from './highwater.ts';
 import type { DatasetState, LoadPosition, LoadRecord } from './state.ts';
 import { normalizeInstant, planWindows, toMillis, isoOf, type Window, type Windowing } from './windows.ts';

@@ -1,6 +1,6 @@
 // The window walk's safety net against a server whose cursor never ends (pure, no I/O).
-import { ProtocolError } from '../client/errors.ts';
-import type { ExportPageBody, ExportRow } from '../client/types.ts';
+import { ProtocolError } from '../core/errors.ts';
+import type { ExportPageBody, ExportRow } from '../core/types.ts';
 import { advanceLast, compareCursorValues, cursorValueOf, rowKey, type RowKey, type ValueMark } from './highwater.ts';
 import { describeWindow, type Window } from './windows.ts';
 

@@ -7,8 +7,8 @@ import { readFileSync, unlinkSync } from 'node:fs';
 import { link, mkdir, open, readdir, readFile, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { LenderError } from '../client/errors.ts';
-import { openPrivate } from '../private-files.ts';
+import { LenderError } from '../core/errors.ts';
+import { openPrivate } from '../core/private-files.ts';
 
 export interface LockHolder {
   pid: number;

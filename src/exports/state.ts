@@ -2,8 +2,8 @@
 // or "S1/D03" when addressed by section) to the JSON document below.
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { ConfigError } from '../client/errors.ts';
-import { openPrivate } from '../private-files.ts';
+import { ConfigError } from '../core/errors.ts';
+import { openPrivate } from '../core/private-files.ts';
 import type { ValueMark } from './highwater.ts';
 import { acquireStateLock, lockPathOf, processAlive, type StateLock } from './state-lock.ts';
 import type { Window, Windowing } from './windows.ts';

@@ -1,5 +1,5 @@
 // What an export stream hands out: its pages, the payloads of its events, and its counts.
-import type { ExportRow, PageMeta, Pagination } from '../client/types.ts';
+import type { ExportRow, PageMeta, Pagination } from '../core/types.ts';
 import type { Checkpoint } from './checkpointer.ts';
 import type { Window } from './windows.ts';
 

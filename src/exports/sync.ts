@@ -3,10 +3,10 @@
 // make the re-run write the last unsaved page again, never skip one.
 import { mkdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ServiceApi } from '../client/api.ts';
-import { LenderError } from '../client/errors.ts';
-import type { DatasetRef } from '../client/types.ts';
-import { openPrivate } from '../private-files.ts';
+import type { ServiceApi } from '../core/api.ts';
+import { LenderError } from '../core/errors.ts';
+import type { DatasetRef } from '../core/types.ts';
+import { openPrivate } from '../core/private-files.ts';
 import { SyncError } from './errors.ts';
 import { describeDataset, exportPages, type ExportOptions, type ExportStream } from './export-stream.ts';
 import { ndjsonText } from './ndjson.ts';

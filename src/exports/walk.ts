@@ -2,9 +2,9 @@
 // longer than the minimum span. The only I/O is ServiceApi.fetchPage. A walk changes nothing
 // outside itself: what it learns (the cursor field, the last rows delivered) travels with its
 // pages and into the walks it hands a window's rest to.
-import type { RefreshEvent, RequestOptions, RetryEvent, ServiceApi } from '../client/api.ts';
-import { GatewayTimeoutError } from '../client/errors.ts';
-import type { DatasetRef, ExportPageBody, ExportRow } from '../client/types.ts';
+import type { RefreshEvent, RequestOptions, RetryEvent, ServiceApi } from '../core/api.ts';
+import { GatewayTimeoutError } from '../core/errors.ts';
+import type { DatasetRef, ExportPageBody, ExportRow } from '../core/types.ts';
 import { WindowTimeoutError } from './errors.ts';
 import {
   advanceLast, applyFilters, boundaryFilter, cursorValueOf, rowKey, type DeliveredFilter, type RowKey, type ValueMark,

@@ -1,8 +1,8 @@
 // Time windows of a load (pure, no I/O). A window is a half-open span [since, until) of the
 // dataset's cursor field; `since: null` or `until: null` leave that side unbounded.
 import { DateTime, Duration, type DurationLikeObject } from 'luxon';
-import { ConfigError } from '../client/errors.ts';
-import type { TenantPathKind } from '../catalog/datasets.ts';
+import { ConfigError } from '../core/errors.ts';
+import type { TenantPathKind } from '../core/catalog.ts';
 
 export interface Window {
   since: string | null;

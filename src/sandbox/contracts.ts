@@ -2,7 +2,7 @@
 // router.ts), the accounts half (accounts/) and the export half (exports/). Each part owns its
 // files; they meet only through these types.
 import type { IncomingHttpHeaders } from 'node:http';
-import type { DatasetCode } from '../catalog/datasets.ts';
+import type { DatasetCode } from '../core/catalog.ts';
 
 /** Who a route is for, which decides how a bad token is answered (the service's documented error shapes). */
 export type RouteAuth =

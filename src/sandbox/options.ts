@@ -1,6 +1,6 @@
 // Defaults and range checks of SandboxOptions. Every bad value is refused here, at start, with a
 // sentence naming the option, so neither the CLI nor the server has to second-guess them later.
-import { isDatasetCode } from '../catalog/datasets.ts';
+import { isDatasetCode } from '../core/catalog.ts';
 import type { ResolvedSandboxOptions, SandboxOptions } from './contracts.ts';
 import { FaultSpecError, validateFaultRates } from './faults-spec.ts';
 

@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { inspect } from 'node:util';
 import type { LenderClient } from '../client/client.ts';
 import type { Connection } from '../connect.ts';
-import type { DatasetRef, ExportRow } from '../client/types.ts';
+import type { DatasetRef, ExportRow } from '../core/types.ts';
 import type { AccountWriterOptions } from '../accounts/account-writer.ts';
 import { exportPages, exportRows, type ExportOptions, type ExportPage } from '../exports/export-stream.ts';
 import { fileState, type StateStore } from '../exports/state.ts';

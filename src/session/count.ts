@@ -1,9 +1,9 @@
 // count(): totals via includeTotal. A via dataset gives no total for an unbounded request
 // (totalNote 'window_required'), and a large window may hit the count's time budget, so via
 // datasets (or any dataset given a `window`) are counted window by window and summed.
-import type { ServiceApi } from '../client/api.ts';
-import type { DatasetRef, Pagination } from '../client/types.ts';
-import { datasetInfo } from '../catalog/datasets.ts';
+import type { ServiceApi } from '../core/api.ts';
+import type { DatasetRef, Pagination } from '../core/types.ts';
+import { datasetInfo } from '../core/catalog.ts';
 import { DEFAULT_ORIGIN, planWindows, resolveWindowing, type Window, type WindowOption } from '../exports/windows.ts';
 import { Count } from './results.ts';
 

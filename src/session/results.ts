@@ -1,7 +1,7 @@
 // Values the session helpers return. Each prints as a short summary (REPL, notebook, console.log)
 // and serialises to plain data with toJSON, so nothing large or secret is dumped by accident.
 import { inspect } from 'node:util';
-import type { Catalog, ExportRow, Pagination } from '../client/types.ts';
+import type { Catalog, ExportRow, Pagination } from '../core/types.ts';
 import { TextTable, formatTable } from './table.ts';
 
 /** Rows of one dataset. An Array (so map/filter/length work) that prints as a table. */

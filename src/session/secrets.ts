@@ -2,9 +2,9 @@
 // Two strengths: history refuses any line that merely looks sensitive, because a refused line
 // costs nothing; output scans look only for real secret values, because outputs legitimately
 // mention words like "token" (e.g. a 'refresh' event). Cutting secrets out of text that is
-// printed anyway is src/client/redact.ts; these only detect, with its credential patterns, so a
+// printed anyway is src/core/redact.ts; these only detect, with its credential patterns, so a
 // scan finds exactly what redaction would cut.
-import { BEARER_CREDENTIAL, JWT_LIKE, MIN_SECRET_LENGTH } from '../client/redact.ts';
+import { BEARER_CREDENTIAL, JWT_LIKE, MIN_SECRET_LENGTH } from '../core/redact.ts';
 
 const SENSITIVE_WORDS = /pass(?:word|wd)|token|secret|bearer|authorization|credential/i;
 

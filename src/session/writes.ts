@@ -1,7 +1,7 @@
 // push() and flag(): the account and flag writers fed from an array, an iterable or a file, with
 // the rejects collected into the result instead of events (what an interactive user wants).
 import { createReadStream } from 'node:fs';
-import type { ServiceApi } from '../client/api.ts';
+import type { ServiceApi } from '../core/api.ts';
 import { createAccountWriter, type AccountWriterOptions } from '../accounts/account-writer.ts';
 import { createFlagWriter } from '../accounts/flags.ts';
 import { readRecords } from '../accounts/sources/read-records.ts';

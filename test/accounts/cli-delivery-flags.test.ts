@@ -7,7 +7,7 @@ import { durationFlag } from '../../src/cli/args.ts';
 import { UsageError } from '../../src/cli/command.ts';
 import { connectWithin } from '../../src/cli/connect-within.ts';
 import type { Connection } from '../../src/connect.ts';
-import { AuthenticationError, NetworkError, ServerError } from '../../src/client/errors.ts';
+import { AuthenticationError, NetworkError, ServerError } from '../../src/core/errors.ts';
 
 describe('--delivery-timeout durations', () => {
   it('takes h, m, s, ms and bare milliseconds', () => {

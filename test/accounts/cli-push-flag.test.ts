@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { CommandIo } from '../../src/cli/command.ts';
 import { main } from '../../src/cli/main.ts';
 import type { LenderClient } from '../../src/client/client.ts';
-import type { ExportRow } from '../../src/client/types.ts';
+import type { ExportRow } from '../../src/core/types.ts';
 import { connect, type Connection } from '../../src/connect.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 

@@ -9,7 +9,7 @@ import { createAccountWriter } from '../../src/accounts/account-writer.ts';
 import { DEFAULT_DELIVERY_TIMEOUT_MS, DeliveryDeadline, deliveryTimeoutOption } from '../../src/accounts/delivery-deadline.ts';
 import type { AccountWriterOptions } from '../../src/accounts/account-writer.ts';
 import type { RejectEvent } from '../../src/accounts/writer.ts';
-import { ConfigError, ServerError } from '../../src/client/errors.ts';
+import { ConfigError, ServerError } from '../../src/core/errors.ts';
 import { account, FakeService, rejectWhere } from './fake-service.ts';
 
 const UNAVAILABLE = 'The service is unavailable (HTTP 503).';
@@ -57,7 +57,7 @@ describe('DeliveryDeadline', () => {
     assert.equal(deliveryTimeoutOption(undefined), 120_000);
     assert.equal(deliveryTimeoutOption(Number.POSITIVE_INFINITY), Number.POSITIVE_INFINITY);
     assert.equal(new DeliveryDeadline(Number.POSITIVE_INFINITY).remainingMs, Number.POSITIVE_INFINITY);
-    // The one duration rule of every option (src/options.ts), so '2m' is two minutes here too.
+    // The one duration rule of every option (src/core/options.ts), so '2m' is two minutes here too.
     assert.equal(deliveryTimeoutOption('2m' as unknown as number), 120_000);
     for (const bad of [0, -5, Number.NaN, 'soon' as unknown as number]) {
       assert.throws(() => deliveryTimeoutOption(bad), (e: unknown) => e instanceof ConfigError && /^deliveryTimeoutMs must be a duration/.test(e.message), String(bad));

@@ -4,10 +4,10 @@
 // policy and the call's `retry`, each retry told to the call's onRetry), so the retry settings the
 // writer passes take effect. The HTTPS
 // tests in writer-sandbox.test.ts use the real client and sandbox.
-import type { RequestOptions, RetryPolicy, ServiceApi } from '../../src/client/api.ts';
-import { ValidationError } from '../../src/client/errors.ts';
-import { resolvePolicy, withRetry } from '../../src/client/retry.ts';
-import type { AccountsAccepted, Catalog, ExportPageBody } from '../../src/client/types.ts';
+import type { RequestOptions, RetryPolicy, ServiceApi } from '../../src/core/api.ts';
+import { ValidationError } from '../../src/core/errors.ts';
+import { resolvePolicy, withRetry } from '../../src/core/retry.ts';
+import type { AccountsAccepted, Catalog, ExportPageBody } from '../../src/core/types.ts';
 
 export type Endpoint = 'accounts' | 'update-status';
 export type Handler = (records: readonly Record<string, unknown>[], endpoint: Endpoint, opts: RequestOptions) => void | Promise<void>;

@@ -15,7 +15,7 @@ import { createFlagWriter, setFlags } from '../../src/accounts/flags.ts';
 import { MalformedRecord, SourceRecord } from '../../src/accounts/source-record.ts';
 import type { AnomalyEvent } from '../../src/accounts/anomaly.ts';
 import type { RejectEvent } from '../../src/accounts/writer.ts';
-import { AuthenticationError, ConfigError, ServerError, ValidationError } from '../../src/client/errors.ts';
+import { AuthenticationError, ConfigError, ServerError, ValidationError } from '../../src/core/errors.ts';
 import { account, FakeService, gate, rejectWhere } from './fake-service.ts';
 
 async function finish(writer: AccountWriter, records: unknown[]): Promise<RejectEvent[]> {

@@ -12,9 +12,9 @@ import { setFlags } from '../../src/accounts/flags.ts';
 import { validateAccount } from '../../src/accounts/schema.ts';
 import { MalformedRecord } from '../../src/accounts/source-record.ts';
 import type { RejectEvent } from '../../src/accounts/writer.ts';
-import type { RequestOptions, ServiceApi } from '../../src/client/api.ts';
+import type { RequestOptions, ServiceApi } from '../../src/core/api.ts';
 import { LenderClient } from '../../src/client/client.ts';
-import type { ExportRow } from '../../src/client/types.ts';
+import type { ExportRow } from '../../src/core/types.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 
 let sandbox: Sandbox;

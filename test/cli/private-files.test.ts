@@ -14,7 +14,7 @@ import repl from 'node:repl';
 import { PassThrough } from 'node:stream';
 import { main } from '../../src/cli/main.ts';
 import { fileState } from '../../src/exports/state.ts';
-import { openPrivate, privateWriteStream } from '../../src/private-files.ts';
+import { openPrivate, privateWriteStream } from '../../src/core/private-files.ts';
 import { attachHistory } from '../../repl/history.ts';
 import { memoryIo } from '../helpers/memory-io.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { inspect } from 'node:util';
 import { baseUrlOf, credentialsFilePath, normalizeAuthUrl, resolveConfig } from '../../src/client/config.ts';
-import { ConfigError, InsecureUrlError } from '../../src/client/errors.ts';
+import { ConfigError, InsecureUrlError } from '../../src/core/errors.ts';
 
 const SECRET = 'pw-Th1s-Is-Secret';
 

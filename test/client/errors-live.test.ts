@@ -2,12 +2,12 @@
 // to its typed error carrying the server's message.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { RetryEvent } from '../../src/client/api.ts';
+import type { RetryEvent } from '../../src/core/api.ts';
 import { LenderClient } from '../../src/client/client.ts';
 import {
   AuthenticationError, DatasetUnavailableError, GatewayTimeoutError, LenderMismatchError, ServerError,
   UnknownDatasetError, UnknownSectionError, ValidationError,
-} from '../../src/client/errors.ts';
+} from '../../src/core/errors.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 const fast = { baseDelayMs: 1, maxDelayMs: 5 };

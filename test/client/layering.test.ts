@@ -1,5 +1,7 @@
-// Import directions (docs/development.md, layering): the client side never imports the sandbox;
-// repl/ sits above src/, and src/ reaches it only through the `lender repl` command's lazy import.
+// Import directions (docs/development.md, layering): every import between the parts of src/ goes
+// down the layers, src/core at the bottom importing nothing; the client side never imports the
+// sandbox, nor the sandbox the client side; repl/ sits above src/, and src/ reaches it only
+// through the `lender repl` command's lazy import.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -32,6 +34,24 @@ function importsIn(source: string, file: string): Import[] {
 }
 
 const importsOf = (files: string[]): Import[] => files.flatMap((f) => importsIn(readFileSync(f, 'utf8'), f));
+
+/** A folder of src/ or a file directly in it: the unit the layers are drawn between. */
+function partOf(path: string): string {
+  return path.split('/')[1]!;
+}
+
+// Each part imports only parts of a lower layer. core is the bottom: errors, types, the
+// ServiceApi seam, retry, transport, response parsing and the static catalog.
+const LAYER: Record<string, number> = {
+  core: 0, 'prng.ts': 0,
+  auth: 1, exports: 1, accounts: 1,
+  client: 2, sandbox: 2,
+  'connect.ts': 3, 'progress.ts': 3,
+  session: 4, demo: 4,
+  'session.ts': 5,
+  cli: 6, 'index.ts': 6,
+};
+const CLIENT_SIDE = ['core', 'auth', 'exports', 'accounts', 'client'];
 const under = (folder: string) => (i: Import): boolean => i.to.startsWith(`${folder}/`);
 
 describe('layering', () => {
@@ -44,10 +64,30 @@ describe('layering', () => {
     assert.deepEqual(found.map((i) => [i.to, i.lazy]), [['src/a.ts', false], ['src/cli/commands/b.ts', false], ['repl/start.ts', true]]);
   });
 
-  it('src/client, src/auth and src/catalog do not import src/sandbox', () => {
-    const files = ['src/client', 'src/auth', 'src/catalog'].map((d) => join(ROOT, d)).flatMap(tsFiles);
-    assert.ok(files.length >= 10);
+  it('every import between the parts of src/ goes down the layers', () => {
+    const imports = importsOf(tsFiles(join(ROOT, 'src'))).filter((i) => i.to.startsWith('src/'));
+    const wrong = imports.filter((i) => {
+      const [from, to] = [partOf(i.from), partOf(i.to)];
+      return from !== to && !(LAYER[from]! > LAYER[to]!);
+    });
+    assert.ok(imports.length > 200);
+    assert.deepEqual(wrong.map((i) => `${i.from} -> ${i.to}`), []);
+    assert.deepEqual(Object.keys(LAYER).sort(), [...new Set(tsFiles(join(ROOT, 'src')).map((f) => partOf(relative(ROOT, f).split(sep).join('/'))))].sort(),
+      'every part of src/ has a layer');
+  });
+
+  it('src/core imports nothing from the rest of src/', () => {
+    const imports = importsOf(tsFiles(join(ROOT, 'src', 'core')));
+    assert.ok(imports.length > 10);
+    assert.deepEqual(imports.filter((i) => !under('src/core')(i)).map((i) => `${i.from} -> ${i.to}`), []);
+  });
+
+  it('the client side never imports src/sandbox, and the sandbox only src/core and the seeded PRNG', () => {
+    const files = CLIENT_SIDE.map((d) => join(ROOT, 'src', d)).flatMap(tsFiles);
+    assert.ok(files.length >= 30);
     assert.deepEqual(files.filter((f) => IMPORTS_SANDBOX.test(readFileSync(f, 'utf8'))), []);
+    const fromSandbox = importsOf(tsFiles(join(ROOT, 'src', 'sandbox'))).filter((i) => !under('src/sandbox')(i));
+    assert.deepEqual(fromSandbox.filter((i) => !under('src/core')(i) && i.to !== 'src/prng.ts').map((i) => `${i.from} -> ${i.to}`), []);
   });
 
   it(`src/ imports nothing from repl/ but for the lazy import() in ${REPL_LOADER}`, () => {

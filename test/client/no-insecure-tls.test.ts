@@ -45,7 +45,7 @@ describe('certificate checks stay on', () => {
     assert.ok(OPENS_CONNECTIONS.test('this.#agent = new Agent({'), 'the pattern sees an undici agent');
     const clientSide = sources('src').filter((file) => !file.startsWith(join('src', 'sandbox')));
     const opening = clientSide.filter((file) => OPENS_CONNECTIONS.test(readFileSync(file, 'utf8')));
-    assert.ok(opening.includes(join('src', 'client', 'transport.ts')), `found: ${opening.join(', ')}`);
+    assert.ok(opening.includes(join('src', 'core', 'transport.ts')), `found: ${opening.join(', ')}`);
     assert.deepEqual(opening.filter((file) => !EXPLICIT_CHECK.test(readFileSync(file, 'utf8'))), []);
   });
 });

@@ -7,9 +7,9 @@ import { inspect } from 'node:util';
 import { LenderClient } from '../../src/client/client.ts';
 import {
   DatasetUnavailableError, LenderError, NetworkError, ServerError, ValidationError,
-} from '../../src/client/errors.ts';
-import { REDACTED, redactError, redactText } from '../../src/client/redact.ts';
-import { errorFromResponse, excerpt } from '../../src/client/responses.ts';
+} from '../../src/core/errors.ts';
+import { REDACTED, redactError, redactText } from '../../src/core/redact.ts';
+import { errorFromResponse, excerpt } from '../../src/core/responses.ts';
 import { oneLine, stackOf } from '../../repl/errors.ts';
 import { findLeaks } from '../../src/session/secrets.ts';
 

@@ -4,9 +4,9 @@ import { describe, it } from 'node:test';
 import {
   AuthenticationError, DatasetUnavailableError, GatewayTimeoutError, LenderError, LenderMismatchError,
   ProtocolError, ServerError, UnknownDatasetError, UnknownSectionError, ValidationError,
-} from '../../src/client/errors.ts';
-import { envelopeBody, errorFromResponse, excerpt, successObject, type ResponseContext } from '../../src/client/responses.ts';
-import { resolveDataset } from '../../src/catalog/resolve.ts';
+} from '../../src/core/errors.ts';
+import { envelopeBody, errorFromResponse, excerpt, successObject, type ResponseContext } from '../../src/core/responses.ts';
+import { resolveDataset } from '../../src/core/resolve-dataset.ts';
 
 const exportCtx: ResponseContext = { endpoint: 'export', method: 'GET', path: '/admin/v3/lenders/x/exports/S2/D07', section: 'S2', dataset: 'D07' };
 const accountsCtx: ResponseContext = { endpoint: 'accounts', method: 'POST', path: '/admin/v3/lenders/x/accounts' };

@@ -1,9 +1,9 @@
 // Retries over HTTPS against injected faults: 30% 500s and 10% connection resets mid-body.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { RetryEvent } from '../../src/client/api.ts';
+import type { RetryEvent } from '../../src/core/api.ts';
 import { LenderClient } from '../../src/client/client.ts';
-import { NetworkError, ServerError } from '../../src/client/errors.ts';
+import { NetworkError, ServerError } from '../../src/core/errors.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 describe('retries under faults', () => {

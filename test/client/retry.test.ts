@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { RetryEvent } from '../../src/client/api.ts';
+import type { RetryEvent } from '../../src/core/api.ts';
 import {
   AbortError, AuthenticationError, CertificateError, GatewayTimeoutError, LenderMismatchError, NetworkError,
   RequestTimeoutError, ServerError, UnknownDatasetError, ValidationError,
-} from '../../src/client/errors.ts';
-import { backoffDelay, parseRetryAfter, resolvePolicy, withRetry } from '../../src/client/retry.ts';
+} from '../../src/core/errors.ts';
+import { backoffDelay, parseRetryAfter, resolvePolicy, withRetry } from '../../src/core/retry.ts';
 
 const fast = resolvePolicy({ baseDelayMs: 1, maxDelayMs: 2, attempts: 4 });
 

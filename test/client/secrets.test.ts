@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { inspect } from 'node:util';
 import { LenderClient } from '../../src/client/client.ts';
 import { resolveConfig } from '../../src/client/config.ts';
-import { LenderError } from '../../src/client/errors.ts';
+import { LenderError } from '../../src/core/errors.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 describe('secrets stay out of output', () => {

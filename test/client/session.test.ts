@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import type { RefreshEvent } from '../../src/client/api.ts';
+import type { RefreshEvent } from '../../src/core/api.ts';
 import { LenderClient } from '../../src/client/client.ts';
-import { AuthenticationError, SessionExpiredError } from '../../src/client/errors.ts';
+import { AuthenticationError, SessionExpiredError } from '../../src/core/errors.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 async function stats(t: TestSandbox): Promise<{ logins: number; refreshes: number; refreshFailures?: number; requests: number }> {

@@ -9,8 +9,8 @@ import { after, before, describe, it } from 'node:test';
 import { LenderClient } from '../../src/client/client.ts';
 import {
   AbortError, CertificateError, InsecureUrlError, NetworkError, ProtocolError, RequestTimeoutError, ServerError,
-} from '../../src/client/errors.ts';
-import { Transport } from '../../src/client/transport.ts';
+} from '../../src/core/errors.ts';
+import { Transport } from '../../src/core/transport.ts';
 import { generateTls } from '../../src/sandbox/tls.ts';
 
 const session = { token: 'not-a-jwt', refreshToken: 'not-a-refresh-token', lenderPublicId: 'lender-1' };

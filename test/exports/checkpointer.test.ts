@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
-import type { ExportPageBody, ExportRow } from '../../src/client/types.ts';
+import type { ExportPageBody, ExportRow } from '../../src/core/types.ts';
 import { LoadCheckpointer, type CheckpointerStart } from '../../src/exports/checkpointer.ts';
 import { applyFilters, rowKey } from '../../src/exports/highwater.ts';
 import { SaveQueue } from '../../src/exports/save-queue.ts';

@@ -2,8 +2,8 @@
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import assert from 'node:assert/strict';
-import { DatasetUnavailableError } from '../../src/client/errors.ts';
-import type { DatasetRef, ExportRow } from '../../src/client/types.ts';
+import { DatasetUnavailableError } from '../../src/core/errors.ts';
+import type { DatasetRef, ExportRow } from '../../src/core/types.ts';
 import { exportPages, exportRows } from '../../src/exports/export-stream.ts';
 import { rowKey } from '../../src/exports/highwater.ts';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,8 +1,8 @@
 // A ServiceApi over an in-memory table, for testing the stream mechanics without a network. The
 // HTTPS integration tests use the real client and sandbox; this one lets a test see every query.
-import type { RequestOptions, ServiceApi } from '../../src/client/api.ts';
-import { DatasetUnavailableError, GatewayTimeoutError } from '../../src/client/errors.ts';
-import type { Catalog, DatasetRef, ExportPageBody, ExportRow, PageQuery } from '../../src/client/types.ts';
+import type { RequestOptions, ServiceApi } from '../../src/core/api.ts';
+import { DatasetUnavailableError, GatewayTimeoutError } from '../../src/core/errors.ts';
+import type { Catalog, DatasetRef, ExportPageBody, ExportRow, PageQuery } from '../../src/core/types.ts';
 
 export interface FakeRow extends ExportRow {
   public_id: string;

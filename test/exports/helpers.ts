@@ -1,6 +1,6 @@
 // Shared by the HTTPS integration tests of the export streams.
 import type { ClientOptions, LenderClient } from '../../src/client/client.ts';
-import type { ExportRow } from '../../src/client/types.ts';
+import type { ExportRow } from '../../src/core/types.ts';
 import { connect } from '../../src/connect.ts';
 import { rowKey } from '../../src/exports/highwater.ts';
 import type { Sandbox, SandboxOptions } from '../../src/sandbox/index.ts';

@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { mkdtemp, readdir, readFile, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError } from '../../src/client/errors.ts';
+import { ConfigError } from '../../src/core/errors.ts';
 import { fileState, memoryState, processAlive, type DatasetState } from '../../src/exports/state.ts';
 
 const state = (value: string): DatasetState => ({ version: 1, dataset: 'D07', highWater: { value, ids: ['a'] }, load: null });

@@ -2,7 +2,7 @@
 // checked end to end over HTTPS in export-sandbox.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DatasetUnavailableError } from '../../src/client/errors.ts';
+import { DatasetUnavailableError } from '../../src/core/errors.ts';
 import { exportPages, exportRows, type Checkpoint, type ExportOptions, type ExportPage } from '../../src/exports/export-stream.ts';
 import { WindowTimeoutError } from '../../src/exports/errors.ts';
 import { memoryState } from '../../src/exports/state.ts';

@@ -2,9 +2,9 @@
 // page delivered, and the window events in delivery order.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { RequestOptions } from '../../src/client/api.ts';
-import { ConfigError } from '../../src/client/errors.ts';
-import type { DatasetRef, ExportPageBody, PageMeta, PageQuery } from '../../src/client/types.ts';
+import type { RequestOptions } from '../../src/core/api.ts';
+import { ConfigError } from '../../src/core/errors.ts';
+import type { DatasetRef, ExportPageBody, PageMeta, PageQuery } from '../../src/core/types.ts';
 import { exportPages, exportRows, type Checkpoint, type ExportOptions, type ExportPage, type WindowEvent } from '../../src/exports/export-stream.ts';
 import { FakeApi, makeRows, type FakeRow } from './fake-api.ts';
 

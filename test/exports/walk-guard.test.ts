@@ -3,8 +3,8 @@
 // and many pages of rows that share one cursor value.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ProtocolError } from '../../src/client/errors.ts';
-import type { ExportRow } from '../../src/client/types.ts';
+import { ProtocolError } from '../../src/core/errors.ts';
+import type { ExportRow } from '../../src/core/types.ts';
 import { exportPages, type ExportOptions } from '../../src/exports/export-stream.ts';
 import { MAX_STALLED_PAGES, movesPast } from '../../src/exports/walk.ts';
 import { ScriptedApi, type Script } from './fake-api.ts';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError } from '../../src/client/errors.ts';
+import { ConfigError } from '../../src/core/errors.ts';
 import {
   MAX_GROWN_MONTHS, nextSpanUnits, planWindows, regridWindow, remainderOf, resolveWindowing, splitWindow,
   type PlanInput, type Window, type Windowing,

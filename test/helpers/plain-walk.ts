@@ -1,8 +1,8 @@
 // The reference walk the tests compare the streams with: fetchPage with the cursor followed to
 // null, nothing else (no windows, no dedupe, no state).
 import assert from 'node:assert/strict';
-import type { ServiceApi } from '../../src/client/api.ts';
-import type { DatasetRef, ExportRow, PageQuery } from '../../src/client/types.ts';
+import type { ServiceApi } from '../../src/core/api.ts';
+import type { DatasetRef, ExportRow, PageQuery } from '../../src/core/types.ts';
 
 /** Pass a wide since/until for D03/D23 at scale: unbounded reads of those may answer 504. */
 export async function plainWalk(client: ServiceApi, dataset: DatasetRef, query: PageQuery = {}): Promise<ExportRow[]> {

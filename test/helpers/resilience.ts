@@ -8,7 +8,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Agent } from 'undici';
-import { datasetInfo } from '../../src/catalog/datasets.ts';
+import { datasetInfo } from '../../src/core/catalog.ts';
 import { findLeaks } from '../../src/session/secrets.ts';
 import { requestJson, type JsonResponse, type RequestOptions } from './sandbox.ts';
 

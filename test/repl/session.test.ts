@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { inspect } from 'node:util';
 import { openSession, type LenderSession } from '../../src/session.ts';
-import { ConfigError } from '../../src/client/errors.ts';
+import { ConfigError } from '../../src/core/errors.ts';
 
 describe('openSession({ sandbox: true })', () => {
   let session: LenderSession;

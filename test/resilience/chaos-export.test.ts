@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { LenderClient } from '../../src/client/client.ts';
-import type { DatasetRef, ExportRow } from '../../src/client/types.ts';
+import type { DatasetRef, ExportRow } from '../../src/core/types.ts';
 import { fileState, sync, type DatasetSyncSummary } from '../../src/exports/index.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 import {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { LenderClient } from '../../src/client/client.ts';
-import type { DatasetRef } from '../../src/client/types.ts';
+import type { DatasetRef } from '../../src/core/types.ts';
 import {
   SOAK, SecretScan, canonicalLines, prng, runLender, runSeed, spawnLender, startSandboxChild, type SandboxChild,
 } from '../helpers/resilience.ts';

@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { inspect } from 'node:util';
 import { Agent, request } from 'undici';
-import type { RetryEvent } from '../../src/client/api.ts';
+import type { RetryEvent } from '../../src/core/api.ts';
 import { LenderClient, type LoginOptions } from '../../src/client/client.ts';
-import { LenderError } from '../../src/client/errors.ts';
-import { REDACTED } from '../../src/client/redact.ts';
+import { LenderError } from '../../src/core/errors.ts';
+import { REDACTED } from '../../src/core/redact.ts';
 import { startHostileServer, type EchoFamily, type EchoSettings, type HostileServer } from '../helpers/hostile-server.ts';
 import { isolatedEnv, runLender, type RunResult } from '../helpers/resilience.ts';
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { main } from '../../src/cli/main.ts';
 import { LenderClient } from '../../src/client/client.ts';
-import { LenderError } from '../../src/client/errors.ts';
+import { LenderError } from '../../src/core/errors.ts';
 import { exportPages, exportRows } from '../../src/exports/index.ts';
 import { HOSTILE_ROW, startHostileServer, type HostileMode, type HostileServer } from '../helpers/hostile-server.ts';
 import { SecretScan, isolatedEnv } from '../helpers/resilience.ts';

@@ -2,7 +2,7 @@
 // via pages, the 504 budget, totals, masking on served rows and tenant isolation.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DATASETS } from '../../src/catalog/datasets.ts';
+import { DATASETS } from '../../src/core/catalog.ts';
 import { DATA_SPAN } from '../../src/sandbox/contracts.ts';
 import { expectedGeneratedRows } from '../../src/sandbox/exports/testing.ts';
 import { type JsonResponse, type Session, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';

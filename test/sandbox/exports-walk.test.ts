@@ -3,7 +3,7 @@
 // generator's own list, and two sandboxes with the same seed serve byte-identical rows.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { DATASETS } from '../../src/catalog/datasets.ts';
+import { DATASETS } from '../../src/core/catalog.ts';
 import { isGeneratedCode } from '../../src/sandbox/exports/generated-rows.ts';
 import { expectedGeneratedRows } from '../../src/sandbox/exports/testing.ts';
 import { type Session, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';

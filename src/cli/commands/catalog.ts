@@ -1,6 +1,6 @@
 // `lender catalog [--json]`: the live catalog, sections and datasets with availability.
-import { datasetInfo } from '../../catalog/datasets.ts';
-import type { Catalog } from '../../client/types.ts';
+import { datasetInfo } from '../../core/catalog.ts';
+import type { Catalog } from '../../core/types.ts';
 import { parseCommandArgs } from '../args.ts';
 import { EXIT, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectWithFlags } from '../connection-flags.ts';

@@ -2,8 +2,8 @@
 import { integerFlag, parseCommandArgs } from '../args.ts';
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionOptions } from '../connection-flags.ts';
-import { version } from '../../client/version.ts';
-import { MissingCredentialsError } from '../../client/errors.ts';
+import { version } from '../../core/version.ts';
+import { MissingCredentialsError } from '../../core/errors.ts';
 import { openSession, type SessionOptions } from '../../session.ts';
 import { DEFAULT_OPTIONS, DEFAULT_SEED } from '../../sandbox/options.ts';
 

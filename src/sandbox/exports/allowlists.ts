@@ -1,7 +1,7 @@
 // The fields each dataset exports, in output order. D07's list is exactly the documented one; the
 // others are the sandbox's plausible choice (no fields are documented beyond the shared rules).
 // A field named id_number, passport_number, dob, ip_address or phones is masked by redact.ts.
-import type { DatasetCode } from '../../catalog/datasets.ts';
+import type { DatasetCode } from '../../core/catalog.ts';
 
 const UPDATED = ['created_at', 'updated_at'] as const;
 const CREATED = ['created_at'] as const;

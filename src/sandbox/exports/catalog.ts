@@ -1,6 +1,6 @@
 // The export catalog endpoint: the static table, with availability overridable per
 // sandbox because datasets flip from unavailable to available as they ship.
-import { DATASETS, type DatasetCode, type DatasetInfo, PAGE_MAX, SCHEMA_VERSION, SECTIONS } from '../../catalog/datasets.ts';
+import { DATASETS, type DatasetCode, type DatasetInfo, PAGE_MAX, SCHEMA_VERSION, SECTIONS } from '../../core/catalog.ts';
 
 export type Availability = Partial<Record<DatasetCode, boolean>>;
 

@@ -1,6 +1,6 @@
 // GET /admin/v3/lenders/:lenderPublicId/exports/:sectionCode/:datasetCode (the dataset fetch).
 // The server has already checked the token and that the path's lender is the token's.
-import { type DatasetCode, datasetInfo, SCHEMA_VERSION, sectionInfo } from '../../catalog/datasets.ts';
+import { type DatasetCode, datasetInfo, SCHEMA_VERSION, sectionInfo } from '../../core/catalog.ts';
 import type { RouteRequest, RouteResponse, SandboxStats } from '../contracts.ts';
 import { type Availability, isAvailable } from './catalog.ts';
 import { CursorError, type CursorKey, decodeCursor, encodeCursor } from './cursor.ts';

@@ -2,7 +2,7 @@
 // from the accounts state). A raw record is what the service's database would hold: it carries
 // internal fields (id, lender_id, raw identity numbers, fields the export drops) that redaction
 // must remove. Each record is a pure function of its RowContext.
-import type { DatasetCode } from '../../catalog/datasets.ts';
+import type { DatasetCode } from '../../core/catalog.ts';
 import type { Rng } from '../../prng.ts';
 import { mix, permute48, uuidFor } from './prng.ts';
 import type { RawRecord } from './redact.ts';

@@ -2,7 +2,7 @@
 // the few rows written after start; a row's fields are regenerated from (seed, tenant, dataset,
 // id, version) when a page is served. That keeps a million-row dataset at ~18 MB and lets a
 // dataset be built in milliseconds the first time it is read.
-import { type CursorField, datasetInfo, type TenantPathKind } from '../../catalog/datasets.ts';
+import { type CursorField, datasetInfo, type TenantPathKind } from '../../core/catalog.ts';
 import { DATA_SPAN } from '../contracts.ts';
 import { type GeneratedCode, generateRaw, tableKey } from './generated-rows.ts';
 import { KeysetIndex } from './keyset-index.ts';

@@ -9,7 +9,7 @@
 //   value is a 500 rather than being ignored: ignoring `since` would turn an incremental load
 //   into a full one, ignoring `until` would read past a window.
 import { DateTime } from 'luxon';
-import { PAGE_MAX } from '../../catalog/datasets.ts';
+import { PAGE_MAX } from '../../core/catalog.ts';
 import type { SortOrder } from './cursor.ts';
 
 export const DEFAULT_LIMIT = 500;

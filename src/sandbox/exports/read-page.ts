@@ -8,7 +8,7 @@
 //   rows of the store and keeps those that belong to the tenant: `returned` varies from 0 to
 //   `limit` while `nextCursor` still points past everything scanned.
 // nextCursor is null only when nothing is left in the range, so it is the one end-of-data signal.
-import type { TenantPathKind } from '../../catalog/datasets.ts';
+import type { TenantPathKind } from '../../core/catalog.ts';
 import type { CursorKey, SortOrder } from './cursor.ts';
 import type { Pos } from './keyset-index.ts';
 import type { ExportRow } from './redact.ts';

@@ -2,7 +2,7 @@
 // dataset's allowlisted fields, in allowlist order, with the cross-dataset masking rules applied
 // by field name. Everything else a raw record carries (internal ids, the lender id used for
 // tenant filtering, raw identity numbers, emails) never leaves.
-import type { DatasetCode } from '../../catalog/datasets.ts';
+import type { DatasetCode } from '../../core/catalog.ts';
 import { ALLOWLISTS, NESTED_ALLOWLISTS } from './allowlists.ts';
 
 export type RawRecord = Readonly<Record<string, unknown>>;

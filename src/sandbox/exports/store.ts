@@ -1,7 +1,7 @@
 // The tenant data stores (layer one of tenant isolation): one set of tables per tenant, chosen
 // by the token's tenant, never by the URL. Generated tables are built the first time anything
 // touches them, so a sandbox at scale 1,000,000 starts at once and only pays for what is read.
-import { datasetInfo, type DatasetCode } from '../../catalog/datasets.ts';
+import { datasetInfo, type DatasetCode } from '../../core/catalog.ts';
 import { advancePlan, type AdvanceTarget } from './advance-plan.ts';
 import { type GeneratedCode, GENERATED_CODES, isGeneratedCode } from './generated-rows.ts';
 import { GeneratedTable, ownRowTarget } from './generated-table.ts';

@@ -5,8 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { Agent, type Dispatcher } from 'undici';
-import { CertificateError, ConfigError, NetworkError, RequestTimeoutError } from './errors.ts';
-import { assertHttps } from './config.ts';
+import { CertificateError, ConfigError, InsecureUrlError, NetworkError, RequestTimeoutError } from './errors.ts';
 import { abortErrorFrom } from './abort.ts';
 import { userAgent } from './version.ts';
 
@@ -62,6 +61,17 @@ const CERTIFICATE_CODES = new Set([
   'CERT_UNTRUSTED', 'CERT_REJECTED', 'CERT_SIGNATURE_FAILURE', 'ERR_TLS_CERT_ALTNAME_INVALID',
   'HOSTNAME_MISMATCH', 'INVALID_CA', 'UNABLE_TO_DECRYPT_CERT_SIGNATURE', 'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
 ]);
+
+/** Refuses any URL that is not https:, before a socket is opened: the one check behind both the
+ * configuration (normalizeAuthUrl) and every request the transport sends. */
+export function assertHttps(url: URL): void {
+  if (url.protocol !== 'https:') {
+    throw new InsecureUrlError(
+      `The auth URL ${url.protocol}//${url.host} is refused because the service requires HTTPS: ` +
+        'over plain HTTP the password and tokens would travel in clear text. Use an https:// URL.',
+    );
+  }
+}
 
 export class Transport {
   readonly #agent: Dispatcher;

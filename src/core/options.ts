@@ -2,7 +2,7 @@
 // and the session alike: a bad value is a ConfigError naming the option (the CLI turns it into a
 // usage error, exit 2).
 import { Duration, type DurationLikeObject } from 'luxon';
-import { ConfigError } from './client/errors.ts';
+import { ConfigError } from './errors.ts';
 
 /** Milliseconds, an ISO-8601 duration ('PT2M'), a luxon-style object ({minutes: 2}) or 500ms, 90s, 2m, 1h. */
 export type DurationValue = number | string | DurationLikeObject;

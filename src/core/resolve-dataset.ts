@@ -1,8 +1,8 @@
 // Addressing a dataset by its code alone: 'D07' => S2/D07, from the static catalog. An explicit
 // {section, dataset} passes through untouched, so the service stays the judge of new codes.
-import { UnknownDatasetError } from '../client/errors.ts';
-import type { DatasetRef } from '../client/types.ts';
-import { DATASET_CODES, datasetInfo } from './datasets.ts';
+import { UnknownDatasetError } from './errors.ts';
+import type { DatasetRef } from './types.ts';
+import { DATASET_CODES, datasetInfo } from './catalog.ts';
 
 export interface DatasetAddress {
   section: string;

@@ -1,5 +1,5 @@
 // Shapes of the service's requests and responses as the client sees them (docs/service-contract.md).
-import type { CursorField, DatasetCode, SectionCode, TenantPathKind } from '../catalog/datasets.ts';
+import type { CursorField, DatasetCode, SectionCode, TenantPathKind } from './catalog.ts';
 
 /** The tokens of a logged-in session, as login returns them; give it to `LenderClient.resume` to continue the session elsewhere. */
 export interface LoginSession {
