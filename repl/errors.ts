@@ -1,7 +1,7 @@
 // Errors as one readable line. The full stack is one `.stack` away (or always, with
 // LENDER_DEBUG=1), because a stack is noise for "dataset not available" and gold for a bug.
-import { LenderError } from '../src/client/errors.ts';
-import { redactText } from '../src/client/redact.ts';
+import { LenderError } from '../src/core/errors.ts';
+import { redactText } from '../src/core/redact.ts';
 
 const INTERRUPTED = 'ERR_SCRIPT_EXECUTION_INTERRUPTED';
 

@@ -5,7 +5,7 @@ import { clearLine, cursorTo } from 'node:readline';
 import repl, { type REPLServer } from 'node:repl';
 import { inspect } from 'node:util';
 import type { LenderSession } from '../src/session/context.ts';
-import { redactText } from '../src/client/redact.ts';
+import { redactText } from '../src/core/redact.ts';
 import { looksSensitive } from '../src/session/secrets.ts';
 import { TextTable, barChart, type TableOptions } from '../src/session/table.ts';
 import { fileState, memoryState } from '../src/exports/state.ts';
@@ -13,7 +13,7 @@ import { installCompleter } from './completer.ts';
 import { defineCommands, type ReplState } from './commands.ts';
 import { isInterrupt, oneLine, stackOf } from './errors.ts';
 import { attachHistory, historyPath, type PersistentHistory } from './history.ts';
-import { DATASET_CODES } from '../src/catalog/datasets.ts';
+import { DATASET_CODES } from '../src/core/catalog.ts';
 import { promptAgain } from './prompt.ts';
 
 export interface ReplOptions {
