@@ -20,7 +20,7 @@
 // be serialised safely; the zod schemas themselves have no such rule (zod cannot say it cheaply).
 import { z } from 'zod';
 import { isIsoAlpha3 } from './countries.ts';
-import { normaliseAccount, normaliseStatusUpdate } from './normalise.ts';
+import { normalizeAccount, normalizeStatusUpdate } from './normalize.ts';
 import { isNestedDeeperThan, TOO_DEEP_MESSAGE } from './nesting.ts';
 import { isMoneyString, isServiceDate } from './schema-rules.ts';
 import { isWireAccount } from './wire-check.ts';
@@ -244,7 +244,7 @@ export function validateAccountForSend(input: unknown, opts: AccountValidationOp
   // First, and ahead of the wire-form fast path: that path says yes without looking inside
   // additionalData or unknown fields, and the writer serialises whatever it says yes to.
   if (isNestedDeeperThan(input)) return { ok: false, errors: [TOO_DEEP_MESSAGE] };
-  const record = normaliseAccount(input);
+  const record = normalizeAccount(input);
   // Plain wire-form records (most of them) skip zod's parse; anything else, and every refusal,
   // is zod's (wire-check.ts never says no).
   if (isWireAccount(record, strict)) return { ok: true, value: record as Account };
@@ -255,5 +255,5 @@ export function validateAccountForSend(input: unknown, opts: AccountValidationOp
 export function validateStatusUpdate(input: unknown): Validation<StatusUpdate> {
   // The schema keeps unknown fields, so a status update can carry a deep value too.
   if (isNestedDeeperThan(input)) return { ok: false, errors: [TOO_DEEP_MESSAGE] };
-  return run(statusUpdateSchema, normaliseStatusUpdate(input));
+  return run(statusUpdateSchema, normalizeStatusUpdate(input));
 }

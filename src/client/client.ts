@@ -1,12 +1,12 @@
 // LenderClient: the one client every stream, command, REPL helper and notebook goes through.
-// Thin typed calls for each endpoint of the service on top of the transport, the session (token
-// renewal) and the retry policy. Each call reports its own retries and the renewals it waited for
+// Thin typed calls for each endpoint of the service on top of the transport, the token session
+// (renewal) and the retry policy. Each call reports its own retries and the renewals it waited for
 // (RequestOptions.onRetry/onRefresh); the client also emits every one as 'retry' and 'refresh'.
 import { EventEmitter } from 'node:events';
 import { inspect, type InspectOptionsStylized } from 'node:util';
 import type { Dispatcher } from 'undici';
 import { requestLogin } from '../auth/endpoints.ts';
-import { Session } from '../auth/session.ts';
+import { TokenSession } from '../auth/token-session.ts';
 import { createAccountWriter, type AccountWriter, type AccountWriterOptions } from '../accounts/account-writer.ts';
 import { createFlagWriter, setFlags, type FlagWriter, type SetFlagsResult } from '../accounts/flags.ts';
 import type { StatusUpdateInput } from '../accounts/schema.ts';
@@ -77,7 +77,7 @@ interface ClientEvents {
 }
 
 /**
- * The client of the lender service: logs in, keeps the session's tokens fresh, and offers each
+ * The client of the lender service: logs in, keeps its tokens fresh, and offers each
  * endpoint as a typed call plus the export streams, `sync` and the account and flag writers as methods.
  * One client serves any number of concurrent calls; `close()` it when done.
  */
@@ -86,7 +86,7 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
   readonly baseUrl: string;
   readonly lender: string;
   readonly #transport: Transport;
-  readonly #session: Session;
+  readonly #tokenSession: TokenSession;
   readonly #retry: Partial<RetryPolicy> | undefined;
   #retries = 0;
   #refreshes = 0;
@@ -101,7 +101,7 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
     this.#transport = transport;
     this.#retry = init.retry;
     const keepPassword = init.keepPassword ?? true;
-    this.#session = new Session(
+    this.#tokenSession = new TokenSession(
       {
         authUrl: this.authUrl,
         lender: init.lender,
@@ -182,7 +182,7 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
   }
 
   get lenderPublicId(): string {
-    return this.#session.lenderPublicId;
+    return this.#tokenSession.lenderPublicId;
   }
 
   get stats(): ClientStats {
@@ -193,9 +193,9 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
   async refresh(opts: Pick<RequestOptions, 'signal'> = {}): Promise<void> {
     this.#assertOpen();
     try {
-      await this.#session.renew(opts.signal);
+      await this.#tokenSession.renew(opts.signal);
     } catch (error) {
-      throw this.#session.redact(error);
+      throw this.#tokenSession.redact(error);
     }
   }
 
@@ -205,7 +205,7 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
    * Errors from the client are already scrubbed this way.
    */
   redact(text: string): string {
-    return this.#session.redactText(text);
+    return this.#tokenSession.redactText(text);
   }
 
   /** The live catalog (Endpoint 5): availability comes from the service, not the static table. */
@@ -329,13 +329,13 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
 
   #onRetry(event: RetryEvent): void {
     this.#retries += 1;
-    this.#session.redact(event.error);
+    this.#tokenSession.redact(event.error);
     this.emit('retry', event);
   }
 
   /**
    * Every authenticated call, its 2xx body read by `read`. Every error of the call, the body's
-   * included, leaves through here and so is scrubbed of the session's secrets.
+   * included, leaves through here and so is scrubbed of the token session's secrets.
    */
   async #call<T>(
     method: 'GET' | 'POST', path: string, query: string | undefined, body: unknown,
@@ -344,7 +344,7 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
     try {
       return read(await this.#send(method, path, query, body, ctx, opts));
     } catch (error) {
-      throw this.#session.redact(error);
+      throw this.#tokenSession.redact(error);
     }
   }
 
@@ -374,7 +374,7 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
         },
       },
       async () => {
-        sentWith = await this.#session.accessToken(opts.signal, opts.onRefresh);
+        sentWith = await this.#tokenSession.accessToken(opts.signal, opts.onRefresh);
         const res = await this.#transport.request({
           method, url, body, signal: opts.signal, timeoutMs: opts.timeoutMs,
           headers: { authorization: `Bearer ${sentWith}` },
@@ -388,7 +388,7 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
     } catch (error) {
       if (!(error instanceof AuthenticationError) || error.status !== 401) throw error;
     }
-    await this.#session.renewAfterRejection(sentWith, opts.signal, opts.onRefresh);
+    await this.#tokenSession.renewAfterRejection(sentWith, opts.signal, opts.onRefresh);
     return send();
   }
 }

@@ -28,7 +28,7 @@ export class LenderError extends Error {
   readonly retryAfterMs: number | undefined;
 
   // Whatever built the error, server text in it is scrubbed here: a bearer token or JWT never
-  // reaches a message, a field or a cause. The client also cuts its session's own secrets out
+  // reaches a message, a field or a cause. The client also cuts its token session's secrets out
   // (redactError) before an error leaves it.
   constructor(message: string, details: LenderErrorDetails = {}) {
     super(redactText(message), details.cause === undefined ? undefined : { cause: safeCause(details.cause) });

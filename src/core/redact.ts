@@ -1,7 +1,7 @@
 // Cutting secrets out of text that is about to be printed. A server's words are quoted in error
 // messages, and a gateway that echoes the request (its Authorization header, the login body)
 // would otherwise put the token or password on the user's terminal. Two kinds are cut: values a
-// session knows (password, access and refresh tokens) and anything shaped like a credential.
+// token session knows (password, access and refresh tokens) and anything shaped like a credential.
 
 /** What replaces a secret, so a reader knows something was cut. */
 export const REDACTED = '[redacted]';

@@ -9,6 +9,8 @@ import type { DatasetState, LoadRecord } from './state.ts';
 import type { WalkedPage } from './walk.ts';
 import type { Window } from './windows.ts';
 
+/** Where a load stands after one delivered page (`page.checkpoint`, the 'checkpoint' event); saving
+ * its `state` lets a re-run resume after that page. */
 export interface Checkpoint {
   dataset: string;
   window: Window;

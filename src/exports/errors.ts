@@ -17,6 +17,12 @@ export class WindowTimeoutError extends GatewayTimeoutError {
     this.dataset = dataset;
     this.window = window;
   }
+
+  /** False, unlike other 504s: the client already retried the request at the minimum span, and
+   * the library does not retry the whole call; the message says what may help instead. */
+  override get retryable(): boolean {
+    return false;
+  }
 }
 
 /** Some datasets of a sync failed; the others were loaded (and their state saved) all the same. */

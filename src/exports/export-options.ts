@@ -12,6 +12,8 @@ import {
   DEFAULT_MIN_SPLIT_MS, DEFAULT_ORIGIN, normalizeInstant, resolveWindowing, type WindowOption, type Windowing,
 } from './windows.ts';
 
+/** Options of `exportRows` and `exportPages` (and, less those it sets itself, of sync()); each is
+ * checked when the stream is made. */
 export interface ExportOptions {
   /** Inclusive lower bound of the first load (ignored once `state` holds a completed load). */
   since?: string;
@@ -19,6 +21,7 @@ export interface ExportOptions {
   until?: string;
   /** Page size, 1..1000. Default 1000 (the service's pageMax). */
   limit?: number;
+  /** Order on the cursor field. Default 'asc', which is what makes writes during a walk safe. */
   sort?: 'asc' | 'desc';
   /** 'auto' (default): calendar months for via datasets, one window for direct ones. */
   window?: WindowOption;
@@ -48,6 +51,7 @@ export interface ExportOptions {
   rowIdentity?: RowIdentity;
   /** Windows this short are not split on a 504 (ms, ISO duration or object). Default 1 hour. */
   minSplitSpan?: DurationValue;
+  /** Aborts the load (an AbortError); with `state`, progress up to the last page taken is kept. */
   signal?: AbortSignal;
   /** The load's start time; for tests. Default: the clock. */
   now?: () => Date;

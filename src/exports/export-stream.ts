@@ -23,6 +23,9 @@ export type { ExportPage, ExportStats, PageEvent, WindowEvent } from './stream-t
 
 type Mode = 'pages' | 'rows';
 
+/** The object-mode Readable that `exportRows` and `exportPages` return: one dataset's rows or
+ * pages, read as the consumer asks, with events ('window', 'page', 'split', 'total', 'checkpoint',
+ * 'retry', 'refresh', 'complete') and `stats` to follow the load. */
 export class ExportStream extends Readable {
   readonly dataset: ResolvedDataset;
   readonly stats: ExportStats = { rows: 0, pages: 0, windows: 0, splits: 0, retries: 0 };
@@ -230,7 +233,17 @@ export function exportPages(api: ServiceApi, dataset: DatasetRef, opts: ExportOp
   return new ExportStream(api, dataset, opts, 'pages');
 }
 
-/** Rows of a dataset, one object per row; checkpoints are still taken per page. */
+/**
+ * Rows of a dataset, one object per row; checkpoints are still taken per page.
+ *
+ * @example
+ * ```ts
+ * await pipeline(exportRows(client, 'D07', { since: '2026-01-01T00:00:00Z' }), toNdjson(), createWriteStream('d07.ndjson'));
+ *
+ * const state = fileState('.lender-state.json');
+ * for await (const row of exportRows(client, 'D03', { state })) upsert(row);   // re-run: resumes, then incremental
+ * ```
+ */
 export function exportRows(api: ServiceApi, dataset: DatasetRef, opts: ExportOptions = {}): ExportStream {
   return new ExportStream(api, dataset, opts, 'rows');
 }

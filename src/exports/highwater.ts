@@ -28,6 +28,8 @@ export type RowKey = (row: ExportRow) => string;
  */
 export const NON_UNIQUE_PUBLIC_ID: ReadonlySet<string> = new Set(['D16']);
 
+/** How rows at one cursor value are told apart when dropping those already delivered: 'key'
+ * (public_id, else id) or 'content' (that plus a digest of the row). */
 export type RowIdentity = 'key' | 'content';
 
 /** The identity a dataset's dedupe uses: rowKey, or rowKey plus a digest of the row. */

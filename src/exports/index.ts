@@ -5,7 +5,8 @@ export {
 } from './export-stream.ts';
 export { sync, availableDatasets, DEFAULT_STATE_FILE, type DatasetSyncSummary, type SyncOptions } from './sync.ts';
 export { fileState, memoryState, type DatasetState, type FileStateStore, type LoadPosition, type LoadRecord, type StateStore } from './state.ts';
-export { StateLockedError, acquireStateLock, lockPathOf, type LockHolder, type StateLock } from './state-lock.ts';
+export { StateLockedError, acquireStateLock, lockPathOf, type StateLock } from './state-lock.ts';
+export type { LockHolder } from './lock-holder.ts';
 export { SyncError, WindowTimeoutError } from './errors.ts';
 export { toNdjson } from './ndjson.ts';
 export { DEFAULT_MIN_SPLIT_MS, DEFAULT_ORIGIN, planWindows, splitWindow, resolveWindowing, type Window, type WindowOption, type Windowing } from './windows.ts';

@@ -1,11 +1,8 @@
 // Load state of each dataset and the stores that keep it. A store maps a key (the dataset code,
 // or "S1/D03" when addressed by section) to the JSON document below.
-import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { ConfigError } from '../core/errors.ts';
-import { openPrivate } from '../core/private-files.ts';
 import type { ValueMark } from './highwater.ts';
-import { acquireStateLock, lockPathOf, processAlive, type StateLock } from './state-lock.ts';
+import { readStateFile, writeStateFile, type StateFile } from './state-file.ts';
+import { acquireStateLock, lockPathOf, type StateLock } from './state-lock.ts';
 import type { Window, Windowing } from './windows.ts';
 
 /** Where a load stands: the last page delivered. `cursor: null` means that window is done. */
@@ -31,6 +28,8 @@ export interface LoadRecord {
   position: LoadPosition | null;
 }
 
+/** What a state store keeps for one dataset: the high-water mark the next incremental load starts
+ * from, and the unfinished load a re-run resumes. */
 export interface DatasetState {
   version: 1;
   dataset: string;
@@ -44,6 +43,8 @@ export interface DatasetState {
   seen?: Record<string, string>;
 }
 
+/** Where an export keeps each dataset's state between runs (`ExportOptions.state`): `fileState`,
+ * `memoryState`, or your own implementation. */
 export interface StateStore {
   load(key: string): Promise<DatasetState | undefined>;
   save(key: string, state: DatasetState): Promise<void>;
@@ -54,6 +55,8 @@ export interface StateStore {
   lock?(): Promise<StateLock>;
 }
 
+/** The state store `fileState` returns: one JSON file for every dataset, and the lock that keeps
+ * two runs off it. */
 export interface FileStateStore extends StateStore {
   readonly path: string;
   /** `<path>.lock`, present while a run holds the state. */
@@ -87,72 +90,31 @@ export function memoryState(initial: Record<string, DatasetState> = {}): StateSt
   };
 }
 
-interface StateFile {
-  version: 1;
-  datasets: Record<string, DatasetState>;
-}
-
 /**
  * A JSON file holding the state of every dataset. Each save rewrites the whole file atomically:
  * a temporary file in the same folder is written and fsynced, then renamed over the old one, so
  * a crash leaves either the previous state or the new one, never a torn file.
  */
+// One counter for every store of this process: two stores of the same path (a second one opened
+// to read the state back, say) must never pick the same temporary file name.
+let tempFiles = 0;
+
 export function fileState(path: string): FileStateStore {
   let cache: Promise<StateFile> | undefined;
   let queue: Promise<unknown> = Promise.resolve();
-  let counter = 0;
   const lockPath = lockPathOf(path);
   let locked: Promise<StateLock> | undefined;
   let holds = 0;
   let unlocking: Promise<void> = Promise.resolve();
 
   const read = (): Promise<StateFile> => {
-    cache ??= (async () => {
-      await removeStaleTemps(path);
-      let text: string;
-      try {
-        text = await readFile(path, 'utf8');
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, datasets: {} };
-        throw error;
-      }
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        throw new ConfigError(`The state file ${path} is not valid JSON; move it away to start the loads afresh.`);
-      }
-      const file = parsed as Partial<StateFile>;
-      if (file.version !== 1 || typeof file.datasets !== 'object' || file.datasets === null) {
-        throw new ConfigError(`The state file ${path} is not a lender-streams state file (version 1).`);
-      }
-      return file as StateFile;
-    })();
+    cache ??= readStateFile(path);
     return cache;
   };
 
-  const write = async (file: StateFile): Promise<void> => {
-    await mkdir(dirname(path), { recursive: true });
-    counter += 1;
-    const tmp = join(dirname(path), tempName(basename(path), process.pid, counter));
-    // Renamed over the state, so its mode becomes the state file's: owner only.
-    const handle = await openPrivate(tmp, 'w');
-    try {
-      await handle.writeFile(JSON.stringify(file, null, 1));
-      await handle.sync();
-    } catch (error) {
-      await handle.close();
-      await unlink(tmp).catch(() => undefined);
-      throw error;
-    }
-    await handle.close();
-    await rename(tmp, path);
-    // The rename itself is durable only once the folder's entry is flushed (where supported).
-    const dir = await open(dirname(path), 'r').catch(() => undefined);
-    if (dir !== undefined) {
-      await dir.sync().catch(() => undefined);
-      await dir.close();
-    }
+  const write = (file: StateFile): Promise<void> => {
+    tempFiles += 1;
+    return writeStateFile(path, file, tempFiles);
   };
 
   const release = (lock: StateLock): Promise<void> => {
@@ -224,44 +186,4 @@ export function fileState(path: string): FileStateStore {
       return next;
     },
   };
-}
-
-/** `.<name>.<pid>.<n>.tmp`: the pid says which process may still be writing it. */
-function tempName(name: string, pid: number, n: number): string {
-  return `.${name}.${pid}.${n}.tmp`;
-}
-
-// Moved to the lock module, which needs it too; still exported from here for existing callers.
-export { processAlive };
-
-/**
- * Removes the temporary files a process killed mid-save left next to the state file (the rename
- * never happened, so they hold nothing the state file lacks). Only files of this state file whose
- * writer is gone: a live process's file may be about to be renamed, and this process's own are
- * written by another store on the same path. Two live processes sharing one state file is a bug
- * of its own (each rewrites the other's datasets; the lock keeps sync and export from it); this
- * at least never deletes a file that one of them is writing. A dead writer's pid reused by a new
- * process keeps its file until that one ends, which only costs disk. Failures here never fail the load: the litter is harmless.
- */
-async function removeStaleTemps(path: string): Promise<void> {
-  const dir = dirname(path);
-  const prefix = `.${basename(path)}.`;
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
-    const match = /^(\d+)\.(\d+)\.tmp$/.exec(name.slice(prefix.length));
-    if (match === null) continue;
-    const pid = Number(match[1]);
-    if (pid === process.pid || !Number.isSafeInteger(pid) || pid <= 0 || processAlive(pid)) continue;
-    try {
-      await unlink(join(dir, name));
-    } catch {
-      // Gone already (another process cleaned it up) or not ours to remove: leave it.
-    }
-  }
 }

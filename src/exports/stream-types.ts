@@ -3,6 +3,8 @@ import type { ExportRow, PageMeta, Pagination } from '../core/types.ts';
 import type { Checkpoint } from './checkpointer.ts';
 import type { Window } from './windows.ts';
 
+/** One page as `exportPages` delivers it: its rows, the service's pagination and meta, the window
+ * it was read in, and the checkpoint to save once the rows are stored. */
 export interface ExportPage {
   dataset: string;
   section: string;
@@ -14,6 +16,7 @@ export interface ExportPage {
   checkpoint: Checkpoint;
 }
 
+/** Payload of the stream's 'window' event: the reading of a window starts or ends, in delivery order. */
 export interface WindowEvent {
   dataset: string;
   phase: 'start' | 'end';
@@ -22,6 +25,8 @@ export interface WindowEvent {
   index: number;
 }
 
+/** Payload of the stream's 'page' event, one per page delivered: its row count and the cursor of
+ * the next page (null when the window is done). */
 export interface PageEvent {
   dataset: string;
   window: Window;
@@ -29,6 +34,7 @@ export interface PageEvent {
   nextCursor: string | null;
 }
 
+/** What an export stream has done so far (`stream.stats`); sync() reports it per dataset. */
 export interface ExportStats {
   rows: number;
   pages: number;

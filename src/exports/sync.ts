@@ -12,6 +12,8 @@ import { describeDataset, exportPages, type ExportOptions, type ExportStream } f
 import { ndjsonText } from './ndjson.ts';
 import { fileState, type StateStore } from './state.ts';
 
+/** Options of sync(): the export options except those it sets per dataset (state key, resume,
+ * bounds, sort), plus the output folder. */
 export interface SyncOptions extends Omit<ExportOptions, 'state' | 'resume' | 'stateKey' | 'since' | 'until' | 'sort'> {
   /** Folder of the NDJSON files. */
   out: string;
@@ -22,6 +24,8 @@ export interface SyncOptions extends Omit<ExportOptions, 'state' | 'resume' | 's
   onStream?: (stream: ExportStream) => void;
 }
 
+/** What sync() reports for one dataset: the file its rows went to, the kind of load, and the
+ * stream's counts. */
 export interface DatasetSyncSummary {
   dataset: string;
   file: string;
@@ -62,6 +66,11 @@ export async function availableDatasets(api: ServiceApi, signal?: AbortSignal): 
  * exhausted) does not stop the others: once all were tried, a SyncError carries the summary of
  * those loaded and the failures. An abort (signal) stops after the page being written, with its
  * state saved. Another run holding the state's lock: a StateLockedError before anything is written.
+ *
+ * @example
+ * ```ts
+ * const summary = await sync(client, ['D01', 'D07'], { out: 'data/' });   // state: data/.lender-state.json
+ * ```
  */
 export async function sync(
   api: ServiceApi,

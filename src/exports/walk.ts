@@ -37,6 +37,8 @@ export interface WalkContext {
   onRefresh?(event: RefreshEvent): void;
 }
 
+/** Payload of the stream's 'split' event: a window timed out (504) and is read as the smaller
+ * windows `into` instead. */
 export interface SplitEvent {
   dataset: string;
   window: Window;
@@ -45,6 +47,8 @@ export interface SplitEvent {
   midWindow: boolean;
 }
 
+/** Payload of the stream's 'total' event (with `includeTotal`): the service's row count for one
+ * window. */
 export interface TotalEvent {
   dataset: string;
   /** The window the count covers; the load's total is the sum over its windows. */

@@ -4,6 +4,8 @@ import { DateTime, Duration, type DurationLikeObject } from 'luxon';
 import { ConfigError } from '../core/errors.ts';
 import type { TenantPathKind } from '../core/catalog.ts';
 
+/** A half-open span [since, until) of a dataset's cursor field, read as one walk to a null cursor;
+ * null leaves that side unbounded. */
 export interface Window {
   since: string | null;
   until: string | null;

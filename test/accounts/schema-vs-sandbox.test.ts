@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { normaliseAccount } from '../../src/accounts/normalise.ts';
+import { normalizeAccount } from '../../src/accounts/normalize.ts';
 import { validateAccount } from '../../src/accounts/schema.ts';
 import { accountErrors } from '../../src/sandbox/accounts/validate-account.ts';
 
@@ -54,7 +54,7 @@ describe('schema against the sandbox validator', () => {
       fc.property(record, (raw) => {
         const input = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined));
         const mine = validateAccount(input);
-        const theirs = accountErrors(normaliseAccount(input) as Record<string, unknown>);
+        const theirs = accountErrors(normalizeAccount(input) as Record<string, unknown>);
         assert.deepEqual(mine.ok ? [] : [...mine.errors].sort(), [...theirs].sort());
       }),
       { numRuns: 2000 },

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { validateAccount, validateStatusUpdate } from '../../src/accounts/schema.ts';
-import { normaliseAccount, toDecimalString, toServiceDate } from '../../src/accounts/normalise.ts';
+import { normalizeAccount, toDecimalString, toServiceDate } from '../../src/accounts/normalize.ts';
 
 const valid = {
   status: 1,
@@ -138,7 +138,7 @@ describe('normalisation of friendly input', () => {
     const result = validateAccount(input);
     assert.deepEqual(result.ok && result.value, { ...valid, status: 3, principal: '70', loanType: 3, dateDue: '31/01/2026' });
     assert.deepEqual(input, copy);
-    assert.deepEqual(normaliseAccount({ status: 'remove' }), { status: 'remove' });
+    assert.deepEqual(normalizeAccount({ status: 'remove' }), { status: 'remove' });
     assert.deepEqual(errorsOf({ ...valid, status: 'remove' }), ['Invalid status value. Accepted values: 1, 2, 3']);
   });
 });

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { normaliseAccount } from '../../src/accounts/normalise.ts';
+import { normalizeAccount } from '../../src/accounts/normalize.ts';
 import { accountSchema, formatIssue, strictAccountSchema, validateAccount } from '../../src/accounts/schema.ts';
 import { isWireAccount } from '../../src/accounts/wire-check.ts';
 
@@ -23,7 +23,7 @@ function canonical(value: unknown): unknown {
 }
 
 function zodVerdict(input: unknown, strict: boolean) {
-  const result = (strict ? strictAccountSchema : accountSchema).safeParse(normaliseAccount(input));
+  const result = (strict ? strictAccountSchema : accountSchema).safeParse(normalizeAccount(input));
   return result.success ? { ok: true as const, value: result.data } : { ok: false as const, errors: result.error.issues.map(formatIssue) };
 }
 
@@ -74,9 +74,9 @@ describe('wire-form fast check', () => {
         fc.property(fc.oneof(record, mostlyValid), (input) => {
           const zod = zodVerdict(input, strict);
           const mine = validateAccount(input, { strict });
-          if (isWireAccount(normaliseAccount(input), strict)) {
+          if (isWireAccount(normalizeAccount(input), strict)) {
             assert.ok(zod.ok, 'the fast check accepted a record zod refuses');
-            assert.deepEqual(canonical(normaliseAccount(input)), canonical(zod.value));
+            assert.deepEqual(canonical(normalizeAccount(input)), canonical(zod.value));
           }
           assert.equal(mine.ok, zod.ok);
           if (mine.ok && zod.ok) assert.deepEqual(canonical(mine.value), canonical(zod.value));

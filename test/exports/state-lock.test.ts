@@ -14,7 +14,8 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileState, type DatasetState } from '../../src/exports/state.ts';
-import { StateLockedError, acquireStateLock, lockPathOf, processAlive, type LockHolder } from '../../src/exports/state-lock.ts';
+import { processAlive, type LockHolder } from '../../src/exports/lock-holder.ts';
+import { StateLockedError, acquireStateLock, lockPathOf } from '../../src/exports/state-lock.ts';
 
 // Files must come out 0600 whatever the umask; 022 is the usual one that would leave them 0644.
 process.umask(0o022);

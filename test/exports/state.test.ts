@@ -6,7 +6,8 @@ import { mkdtemp, readdir, readFile, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../src/core/errors.ts';
-import { fileState, memoryState, processAlive, type DatasetState } from '../../src/exports/state.ts';
+import { processAlive } from '../../src/exports/lock-holder.ts';
+import { fileState, memoryState, type DatasetState } from '../../src/exports/state.ts';
 
 const state = (value: string): DatasetState => ({ version: 1, dataset: 'D07', highWater: { value, ids: ['a'] }, load: null });
 
@@ -22,6 +23,18 @@ test('the file store round-trips, keeps every key, and leaves no temporary file'
   assert.deepEqual(await reopened.load('D01'), state('2'));
   assert.deepEqual(await readdir(join(dir, 'sub')), ['state.json']);
   assert.equal(JSON.parse(await readFile(path, 'utf8')).version, 1);
+});
+
+test('two stores of one path in one process save at once without sharing a temporary file', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'lender-state-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const path = join(dir, 'state.json');
+  const [a, b] = [fileState(path), fileState(path)];
+  await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).save(`D${i}`, state(String(i)))));
+  // Each store writes the whole file from what it knows; the last rename wins, and nothing fails.
+  const saved = JSON.parse(await readFile(path, 'utf8')) as { version: number };
+  assert.equal(saved.version, 1);
+  assert.deepEqual(await readdir(dir), ['state.json']);
 });
 
 test('a torn or foreign state file is refused with a sentence naming it', async (t) => {

@@ -5,7 +5,7 @@
 // start of the sandbox produces byte-identical records.
 import { DATA_SPAN } from '../contracts.ts';
 import { Rng } from '../../prng.ts';
-import { mixSeed } from './prng.ts';
+import { mixSeed } from './seed-hash.ts';
 import type { AccountInput, StatusUpdateInput } from './types.ts';
 
 /** The seeded portfolio is capped: `--scale` also sizes the generated datasets, and at 1,000,000

@@ -137,21 +137,21 @@ function pickString(raw: Record<string, unknown>, field: string): string | undef
   return typeof value === 'string' ? value : undefined;
 }
 
-function normalisePhones(value: unknown): PhoneInput[] | undefined {
+function normalizePhones(value: unknown): PhoneInput[] | undefined {
   if (!Array.isArray(value)) return undefined;
   return value.map((p: Record<string, unknown>) =>
     typeof p.type === 'string' ? { number: p.number as string, type: p.type } : { number: p.number as string },
   );
 }
 
-function normaliseEmails(value: unknown): EmailInput[] | undefined {
+function normalizeEmails(value: unknown): EmailInput[] | undefined {
   if (!Array.isArray(value)) return undefined;
   return value.map((e: Record<string, unknown>) =>
     typeof e.type === 'string' ? { email: e.email as string, type: e.type } : { email: e.email as string },
   );
 }
 
-function normaliseAddresses(value: unknown): AddressInput[] | undefined {
+function normalizeAddresses(value: unknown): AddressInput[] | undefined {
   if (!Array.isArray(value)) return undefined;
   return value.map((a: Record<string, unknown>) => {
     const address: Record<string, string> = {};
@@ -164,7 +164,7 @@ function normaliseAddresses(value: unknown): AddressInput[] | undefined {
 }
 
 /** Copies only the known fields of an already valid record, so unknown keys never reach state. */
-function normalise(raw: Record<string, unknown>): AccountInput {
+function normalize(raw: Record<string, unknown>): AccountInput {
   const record: Record<string, unknown> = {
     status: raw.status as AccountOperation,
     debtorCompanyId: raw.debtorCompanyId,
@@ -181,11 +181,11 @@ function normalise(raw: Record<string, unknown>): AccountInput {
     const value = pickString(raw, field);
     if (value !== undefined) record[field] = value;
   }
-  const phones = normalisePhones(raw.phones);
+  const phones = normalizePhones(raw.phones);
   if (phones) record.phones = phones;
-  const emails = normaliseEmails(raw.emails);
+  const emails = normalizeEmails(raw.emails);
   if (emails) record.emails = emails;
-  const addresses = normaliseAddresses(raw.addresses);
+  const addresses = normalizeAddresses(raw.addresses);
   if (addresses) record.addresses = addresses;
   if (isPlainObject(raw.additionalData)) record.additionalData = raw.additionalData;
   if (typeof raw.loanType === 'number') record.loanType = raw.loanType;
@@ -212,7 +212,7 @@ export function validateRecord<T>(
 }
 
 export function validateAccount(raw: unknown): Outcome<AccountInput> {
-  return validateRecord(raw, accountErrors, normalise);
+  return validateRecord(raw, accountErrors, normalize);
 }
 
 /** The outcomes of one request's elements, in order: every record while all pass; once one fails,

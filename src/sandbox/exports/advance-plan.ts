@@ -3,7 +3,7 @@
 // dataset, call number), so the same seed gives the same changes, and a dataset first read after
 // several advances can replay them and end up exactly where an eagerly built one would be.
 import { Rng } from '../../prng.ts';
-import { mix } from './prng.ts';
+import { mix } from './row-hash.ts';
 
 export interface AdvancePlan {
   /** Ordinals (0-based, into the generated own rows) of the rows to update, distinct. */

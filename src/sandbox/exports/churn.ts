@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import type { GeneratedTable } from './generated-table.ts';
 import { Rng } from '../../prng.ts';
-import { mix } from './prng.ts';
+import { mix } from './row-hash.ts';
 
 const TICK_MS = 50;
 

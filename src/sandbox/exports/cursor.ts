@@ -4,7 +4,7 @@
 // It also carries the dataset and sort direction, and a checksum, so a cursor used on another
 // dataset, with the other sort, or edited by hand is refused (a 500, as the service does).
 import { Buffer } from 'node:buffer';
-import { mix } from './prng.ts';
+import { mix } from './row-hash.ts';
 
 export type SortOrder = 'asc' | 'desc';
 

@@ -4,7 +4,7 @@
 // must remove. Each record is a pure function of its RowContext.
 import type { DatasetCode } from '../../core/catalog.ts';
 import type { Rng } from '../../prng.ts';
-import { mix, permute48, uuidFor } from './prng.ts';
+import { mix, permute48, uuidFor } from './row-hash.ts';
 import type { RawRecord } from './redact.ts';
 
 export type GeneratedCode = Exclude<DatasetCode, 'D01' | 'D02' | 'D03' | 'D05'>;

@@ -7,7 +7,7 @@ import { DATA_SPAN } from '../contracts.ts';
 import { type GeneratedCode, generateRaw, tableKey } from './generated-rows.ts';
 import { KeysetIndex } from './keyset-index.ts';
 import { Rng } from '../../prng.ts';
-import { mix } from './prng.ts';
+import { mix } from './row-hash.ts';
 import { type ExportRow, type RawRecord, redact } from './redact.ts';
 import { type ExportTable, lenderIdOf } from './table.ts';
 

@@ -1,11 +1,11 @@
-// The export half of the sandbox: catalog and fetch routes, the listener that turns the accounts
+// The export half of the sandbox: catalog and page routes, the listener that turns the accounts
 // state into D01/D02/D03/D05, and the admin calls that make data move (advance, churn).
 import type { ExportsModule, PortfolioListener, Route, RouteResponse, SandboxContext } from '../contracts.ts';
 import { catalogBody } from './catalog.ts';
 import { Churn } from './churn.ts';
 import { exportOk } from './envelopes.ts';
-import { handleFetch, type FetchSettings } from './fetch-handler.ts';
 import { tableKey } from './generated-rows.ts';
+import { handlePageRequest, type PageRouteSettings } from './page-route.ts';
 import { accountRaw, debtorRaw, eventRaw, subAccountRaw } from './portfolio-rows.ts';
 import { ExportStore } from './store.ts';
 import { lenderIdOf } from './table.ts';
@@ -26,7 +26,7 @@ export function createExportsModule(ctx: SandboxContext, tuning: ExportsTuning =
   const { seed, scale } = ctx.options;
   const store = new ExportStore({ seed, scale, tenantIndexes: ctx.tenants.map((t) => t.index) });
   const churn = new Churn(seed, () => store.builtGeneratedTables(), () => ctx.now().getTime());
-  const settings = (): FetchSettings => ({
+  const settings = (): PageRouteSettings => ({
     // Read live: the options object is the sandbox's, and availability may be flipped on it.
     available: ctx.options.available,
     viaBudget: ctx.options.viaBudget,
@@ -64,7 +64,7 @@ export function createExportsModule(ctx: SandboxContext, tuning: ExportsTuning =
       method: 'GET',
       pattern: '/admin/v3/lenders/:lenderPublicId/exports/:sectionCode/:datasetCode',
       auth: 'export',
-      handler: (req) => handleFetch(req, store, settings(), ctx.stats),
+      handler: (req) => handlePageRequest(req, store, settings(), ctx.stats),
     },
     { method: 'POST', pattern: '/__sandbox/advance', auth: 'admin', handler: () => ({ status: 200, body: advance() }) },
     {

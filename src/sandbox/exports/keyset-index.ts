@@ -78,7 +78,7 @@ export class KeysetIndex {
   }
 
   begin(): Pos {
-    return this.#normalise(0, 0);
+    return this.#normalize(0, 0);
   }
 
   end(): Pos {
@@ -212,7 +212,7 @@ export class KeysetIndex {
   #bound(ts: number, id: number, strict: boolean): Pos {
     const c = this.#chunkFor(ts, id, strict);
     if (c === this.#chunks.length) return this.end();
-    return this.#normalise(c, searchChunk(this.#chunks[c]!, ts, id, strict));
+    return this.#normalize(c, searchChunk(this.#chunks[c]!, ts, id, strict));
   }
 
   /** The first chunk whose last entry is >= (ts, id) (> when strict); chunkCount when none. */
@@ -230,7 +230,7 @@ export class KeysetIndex {
     return lo;
   }
 
-  #normalise(c: number, o: number): Pos {
+  #normalize(c: number, o: number): Pos {
     const chunks = this.#chunks;
     while (c < chunks.length && o >= chunks[c]!.size) {
       c += 1;

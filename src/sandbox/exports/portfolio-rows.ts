@@ -2,7 +2,7 @@
 // through the PortfolioListener. Raw means "as the service's database would hold it", internal
 // fields included; redact.ts decides what leaves.
 import type { AccountEventRecord, AccountRecord, DebtorRecord, SubAccountRecord } from '../contracts.ts';
-import { uuidFor } from './prng.ts';
+import { uuidFor } from './row-hash.ts';
 import type { RawRecord } from './redact.ts';
 
 export function debtorRaw(record: DebtorRecord, lenderId: number): RawRecord {

@@ -4,7 +4,7 @@
 import { DATA_SPAN } from '../contracts.ts';
 import { KeysetIndex } from './keyset-index.ts';
 import { Rng } from '../../prng.ts';
-import { mix } from './prng.ts';
+import { mix } from './row-hash.ts';
 import { type ExportRow, type RawRecord, redact } from './redact.ts';
 import type { ExportTable } from './table.ts';
 

@@ -1,5 +1,6 @@
-// Seeded hashing for generated export data (the generator itself is src/prng.ts). Every value is a pure function of its inputs, so
-// the same seed and scale give byte-identical rows on every start, whatever order rows are read in.
+// Hashing for generated export rows and cursor checksums; no generator state (the seeded PRNG is src/prng.ts).
+// Every value is a pure function of its inputs, so the same seed and scale give byte-identical rows on
+// every start, whatever order rows are read in.
 
 const TWO_32 = 4294967296;
 

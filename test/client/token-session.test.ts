@@ -14,7 +14,7 @@ async function stats(t: TestSandbox): Promise<{ logins: number; refreshes: numbe
   return res.body;
 }
 
-describe('session renewal', () => {
+describe('token session renewal', () => {
   let t: TestSandbox;
   const clients: LenderClient[] = [];
   const track = (c: LenderClient) => (clients.push(c), c);

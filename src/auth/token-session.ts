@@ -30,7 +30,7 @@ async function awaitRenewal(pending: Promise<Renewal>, signal: AbortSignal | und
   return token;
 }
 
-export interface SessionDeps {
+export interface TokenSessionDeps {
   transport: Transport;
   policy: () => RetryPolicy;
   onRefresh: (event: RefreshEvent) => void;
@@ -38,7 +38,7 @@ export interface SessionDeps {
   now?: () => number;
 }
 
-export interface SessionInit {
+export interface TokenSessionInit {
   authUrl: string;
   lender: string;
   email?: string | undefined;
@@ -49,7 +49,7 @@ export interface SessionInit {
   proactiveRefresh?: boolean;
 }
 
-export class Session {
+export class TokenSession {
   readonly authUrl: string;
   readonly lender: string;
   readonly email: string | undefined;
@@ -58,12 +58,12 @@ export class Session {
   #refreshToken: string;
   readonly #password: string | undefined;
   readonly #proactive: boolean;
-  readonly #deps: SessionDeps;
+  readonly #deps: TokenSessionDeps;
   #refreshAt: number | undefined;
   #inflight: Promise<Renewal> | undefined;
   #retired: string[] = [];
 
-  constructor(init: SessionInit, deps: SessionDeps) {
+  constructor(init: TokenSessionInit, deps: TokenSessionDeps) {
     this.authUrl = init.authUrl;
     this.lender = init.lender;
     this.email = init.email;
@@ -206,6 +206,6 @@ export class Session {
   }
 
   [inspect.custom](_depth: number, options: InspectOptionsStylized, inspectFn: typeof inspect): string {
-    return `Session ${inspectFn(this.toJSON(), options)}`;
+    return `TokenSession ${inspectFn(this.toJSON(), options)}`;
   }
 }

@@ -59,7 +59,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * mutated, because callers may still hold (and log) what they wrote: a record that needs a change
  * is copied, one already in wire form is returned as it is (most are; copying them all showed up
  * as garbage-collection time). */
-export function normaliseAccount(input: unknown): unknown {
+export function normalizeAccount(input: unknown): unknown {
   if (!isPlainObject(input)) return input;
   // A plain loop over the fields rather than a per-call helper closure: this runs once per record
   // written, and a closure per call (plus tsx's keepNames wrapper around it) showed in profiles.
@@ -87,7 +87,7 @@ export function normaliseAccount(input: unknown): unknown {
 }
 
 /** A copy of a status-update record in wire form; non-objects are returned unchanged. */
-export function normaliseStatusUpdate(input: unknown): unknown {
+export function normalizeStatusUpdate(input: unknown): unknown {
   if (!isPlainObject(input)) return input;
   return { ...input, status: toOperation(input.status, FLAG_OPERATIONS) };
 }

@@ -1,5 +1,5 @@
-// GET /admin/v3/lenders/:lenderPublicId/exports/:sectionCode/:datasetCode (the dataset fetch).
-// The server has already checked the token and that the path's lender is the token's.
+// The route of GET /admin/v3/lenders/:lenderPublicId/exports/:sectionCode/:datasetCode: one page
+// of a dataset. The server has already checked the token and that the path's lender is the token's.
 import { type DatasetCode, datasetInfo, SCHEMA_VERSION, sectionInfo } from '../../core/catalog.ts';
 import type { RouteRequest, RouteResponse, SandboxStats } from '../contracts.ts';
 import { type Availability, isAvailable } from './catalog.ts';
@@ -13,7 +13,7 @@ import type { ExportStore } from './store.ts';
 /** The largest via datasets: an unbounded read of them can hit the gateway timeout. */
 const BUDGETED_DATASETS: ReadonlySet<DatasetCode> = new Set(['D03', 'D23']);
 
-export interface FetchSettings {
+export interface PageRouteSettings {
   readonly available: Availability;
   readonly viaBudget: number;
   readonly countBudget: number;
@@ -21,7 +21,7 @@ export interface FetchSettings {
   readonly readFrom: 'primary' | 'secondary';
 }
 
-export function handleFetch(req: RouteRequest, store: ExportStore, settings: FetchSettings, stats: SandboxStats): RouteResponse {
+export function handlePageRequest(req: RouteRequest, store: ExportStore, settings: PageRouteSettings, stats: SandboxStats): RouteResponse {
   const tenant = req.tenant;
   if (tenant === undefined) return unauthorized('export', req.requestId);
   const section = sectionInfo(req.params['sectionCode'] ?? '');

@@ -1,0 +1,100 @@
+// The state file on disk: reading and checking it, rewriting it atomically, and clearing the
+// temporaries that writers killed mid-save left beside it. The store around it is in state.ts.
+import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { ConfigError } from '../core/errors.ts';
+import { openPrivate } from '../core/private-files.ts';
+import { processAlive } from './lock-holder.ts';
+import type { DatasetState } from './state.ts';
+
+export interface StateFile {
+  version: 1;
+  datasets: Record<string, DatasetState>;
+}
+
+/** The file's content, or an empty state when it does not exist yet; a foreign or torn file is a ConfigError. */
+export async function readStateFile(path: string): Promise<StateFile> {
+  await removeStaleTemps(path);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, datasets: {} };
+    throw error;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new ConfigError(`The state file ${path} is not valid JSON; move it away to start the loads afresh.`);
+  }
+  const file = parsed as Partial<StateFile>;
+  if (file.version !== 1 || typeof file.datasets !== 'object' || file.datasets === null) {
+    throw new ConfigError(`The state file ${path} is not a lender-streams state file (version 1).`);
+  }
+  return file as StateFile;
+}
+
+/**
+ * Rewrites the whole file: a temporary file in the same folder (the store's `n`th) is written and
+ * fsynced, then renamed over the old one, so a crash leaves the previous state or the new one.
+ */
+export async function writeStateFile(path: string, file: StateFile, n: number): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = join(dirname(path), tempName(basename(path), process.pid, n));
+  // Renamed over the state, so its mode becomes the state file's: owner only.
+  const handle = await openPrivate(tmp, 'w');
+  try {
+    await handle.writeFile(JSON.stringify(file, null, 1));
+    await handle.sync();
+  } catch (error) {
+    await handle.close();
+    await unlink(tmp).catch(() => undefined);
+    throw error;
+  }
+  await handle.close();
+  await rename(tmp, path);
+  // The rename itself is durable only once the folder's entry is flushed (where supported).
+  const dir = await open(dirname(path), 'r').catch(() => undefined);
+  if (dir !== undefined) {
+    await dir.sync().catch(() => undefined);
+    await dir.close();
+  }
+}
+
+/** `.<name>.<pid>.<n>.tmp`: the pid says which process may still be writing it. */
+function tempName(name: string, pid: number, n: number): string {
+  return `.${name}.${pid}.${n}.tmp`;
+}
+
+/**
+ * Removes the temporary files a process killed mid-save left next to the state file (the rename
+ * never happened, so they hold nothing the state file lacks). Only files of this state file whose
+ * writer is gone: a live process's file may be about to be renamed, and this process's own are
+ * written by another store on the same path. Two live processes sharing one state file is a bug
+ * of its own (each rewrites the other's datasets; the lock keeps sync and export from it); this
+ * at least never deletes a file that one of them is writing. A dead writer's pid reused by a new
+ * process keeps its file until that one ends, which only costs disk. Failures here never fail the load: the litter is harmless.
+ */
+async function removeStaleTemps(path: string): Promise<void> {
+  const dir = dirname(path);
+  const prefix = `.${basename(path)}.`;
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
+    const match = /^(\d+)\.(\d+)\.tmp$/.exec(name.slice(prefix.length));
+    if (match === null) continue;
+    const pid = Number(match[1]);
+    if (pid === process.pid || !Number.isSafeInteger(pid) || pid <= 0 || processAlive(pid)) continue;
+    try {
+      await unlink(join(dir, name));
+    } catch {
+      // Gone already (another process cleaned it up) or not ours to remove: leave it.
+    }
+  }
+}
