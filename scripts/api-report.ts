@@ -59,7 +59,10 @@ function describe(checker: ts.TypeChecker, name: string, exported: ts.Symbol, at
   const decl = symbol.declarations?.[0] ?? at;
   if (symbol.flags & ts.SymbolFlags.Class) {
     const statics = checker.getTypeOfSymbolAtLocation(symbol, decl);
-    const ctors = statics.getConstructSignatures().map((s) => `  constructor${checker.signatureToString(s, decl, FLAGS)}`);
+    // A private constructor (LenderClient's: use login or resume) is not something users can call.
+    const ctors = statics.getConstructSignatures()
+      .filter((s) => !(s.declaration && ts.getCombinedModifierFlags(s.declaration as ts.Declaration) & ts.ModifierFlags.Private))
+      .map((s) => `  constructor${checker.signatureToString(s, decl, FLAGS)}`);
     const staticMembers = memberLines(checker, statics, decl).filter((l) => !l.startsWith('  prototype:')).map((l) => `  static${l.slice(1)}`);
     const heritage = ts.isClassDeclaration(decl) && decl.heritageClauses ? ` ${decl.heritageClauses.map(oneLine).join(' ').trim()}` : '';
     return [`class ${name}${heritage}`, ...ctors, ...staticMembers, ...memberLines(checker, checker.getDeclaredTypeOfSymbol(symbol), decl)];

@@ -6,7 +6,7 @@ import { LenderClient, type ClientOptions } from './client/client.ts';
 import { resolveConfig, type ConnectionOptions } from './client/config.ts';
 import type { SandboxOptions } from './sandbox/contracts.ts';
 import type { Sandbox } from './sandbox/index.ts';
-import { DEFAULT_SEED } from './sandbox/options.ts';
+import { DEFAULT_SEED } from './prng.ts';
 
 export interface ConnectOptions extends ConnectionOptions {
   /** Start an embedded sandbox (seed DEFAULT_SEED unless given) and log in as its `demo` lender. */

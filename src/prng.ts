@@ -2,6 +2,10 @@
 // portfolio and the tests' own random choices must be reproducible from a seed on every start and
 // every Node version, which Math.random cannot be.
 
+/** The seed of the sandbox's data (and so of the demo and the REPL's embedded sandbox) unless
+ * one is given. Here, at the bottom, so the CLI can name it without loading the sandbox. */
+export const DEFAULT_SEED = 42;
+
 /** mulberry32: small, fast and good enough for plausible fake data. */
 export class Rng {
   #state: number;

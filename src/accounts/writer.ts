@@ -167,7 +167,11 @@ export class RecordWriter<T> extends Writable {
     this.#summary.retries += 1;
     this.emit('retry', event);
   };
+  // Several calls of this one can wait on the same renewal: each is told, 'refresh' is emitted once.
+  readonly #renewals = new WeakSet<RefreshEvent>();
   readonly #onRefresh = (event: RefreshEvent): void => {
+    if (this.#renewals.has(event)) return;
+    this.#renewals.add(event);
     this.emit('refresh', event);
   };
   readonly #summary: WriterSummary = {

@@ -23,10 +23,14 @@ interface Renewal {
   event: RefreshEvent;
 }
 
-/** Waits for a shared renewal under the caller's own signal; tells the caller only if it got it. */
+/**
+ * Waits for a shared renewal under the caller's own signal; tells the caller only if it got it.
+ * Every caller is handed the same frozen event, so a stream or writer with several calls waiting
+ * on one renewal can tell it is one renewal.
+ */
 async function awaitRenewal(pending: Promise<Renewal>, signal: AbortSignal | undefined, onRefresh: ((event: RefreshEvent) => void) | undefined): Promise<string> {
   const { token, event } = await raceAbort(pending, signal);
-  onRefresh?.({ ...event });
+  onRefresh?.(event);
   return token;
 }
 
@@ -160,7 +164,7 @@ export class TokenSession {
     try {
       const token = await requestRefresh(transport, this.authUrl, this.lender, this.#refreshToken, { policy: policy(), onRetry });
       this.#setToken(token);
-      const event: RefreshEvent = { reason };
+      const event: RefreshEvent = Object.freeze({ reason });
       onRefresh(event);
       return { token, event };
     } catch (error) {
@@ -190,7 +194,7 @@ export class TokenSession {
     this.#refreshToken = tokens.refreshToken;
     this.#lenderPublicId = tokens.lenderPublicId;
     this.#setToken(tokens.token);
-    const event: RefreshEvent = { reason: 'relogin' };
+    const event: RefreshEvent = Object.freeze({ reason: 'relogin' as const });
     onRefresh(event);
     return { token: tokens.token, event };
   }

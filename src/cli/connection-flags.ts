@@ -7,7 +7,7 @@ import type { ClientOptions } from '../client/client.ts';
 import { credentialsFilePath, type ConnectionOptions } from '../client/config.ts';
 import { ConfigError, MissingCredentialsError } from '../core/errors.ts';
 import { connect, type Connection } from '../connect.ts';
-import { DEFAULT_SEED } from '../sandbox/options.ts';
+import { DEFAULT_SEED } from '../prng.ts';
 import { UsageError, type CommandIo } from './command.ts';
 
 /** node:util parseArgs definitions; spread them into a command's own options. */

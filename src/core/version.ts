@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 function readVersion(): string {
-  // By the package's own name: found from src/client/ (checkout) and dist/src/client/ (build) alike.
+  // By the package's own name: found from src/core/ (checkout) and dist/src/core/ (build) alike.
   const path = createRequire(import.meta.url).resolve('lender-streams/package.json');
   const pkg = JSON.parse(readFileSync(path, 'utf8')) as { version?: unknown };
   return typeof pkg.version === 'string' ? pkg.version : '0.0.0';

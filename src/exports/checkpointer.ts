@@ -22,9 +22,9 @@ export interface Checkpoint {
 }
 
 /**
- * What the export stream asks of a load's bookkeeping, page by page in delivery order. A sink
- * that commits rows and state in one transaction can implement it (or wrap LoadCheckpointer) to
- * keep the state next to the rows.
+ * What the export stream asks of a load's bookkeeping, page by page in delivery order. The stream
+ * uses LoadCheckpointer; the interface is the seam where a sink that commits rows and state in
+ * one transaction will plug in (not an option of the stream yet).
  */
 export interface Checkpointer {
   /** Drop rows that earlier loads delivered: the inclusive since's boundary, the lookback memory. */

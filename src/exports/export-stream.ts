@@ -61,7 +61,11 @@ export class ExportStream extends Readable {
     this.stats.retries += 1;
     this.emit('retry', { ...event, dataset: this.dataset.code });
   };
+  // Several calls of this one can wait on the same renewal: each is told, 'refresh' is emitted once.
+  readonly #renewals = new WeakSet<RefreshEvent>();
   readonly #onRefresh = (event: RefreshEvent): void => {
+    if (this.#renewals.has(event)) return;
+    this.#renewals.add(event);
     this.emit('refresh', event);
   };
   readonly #onAbort = (): void => {

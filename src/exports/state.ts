@@ -90,15 +90,15 @@ export function memoryState(initial: Record<string, DatasetState> = {}): StateSt
   };
 }
 
+// One counter for every store of this process: two stores of the same path (a second one opened
+// to read the state back, say) must never pick the same temporary file name.
+let tempFiles = 0;
+
 /**
  * A JSON file holding the state of every dataset. Each save rewrites the whole file atomically:
  * a temporary file in the same folder is written and fsynced, then renamed over the old one, so
  * a crash leaves either the previous state or the new one, never a torn file.
  */
-// One counter for every store of this process: two stores of the same path (a second one opened
-// to read the state back, say) must never pick the same temporary file name.
-let tempFiles = 0;
-
 export function fileState(path: string): FileStateStore {
   let cache: Promise<StateFile> | undefined;
   let queue: Promise<unknown> = Promise.resolve();

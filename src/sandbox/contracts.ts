@@ -69,7 +69,7 @@ export interface SandboxOptions {
   port?: number;
   /** Address to bind; default 127.0.0.1. */
   host?: string;
-  /** Seed of every generated value; same seed and scale give byte-identical data. Default DEFAULT_SEED (options.ts). */
+  /** Seed of every generated value; same seed and scale give byte-identical data. Default DEFAULT_SEED (src/prng.ts). */
   seed?: number;
   /** Rows per generated dataset (and sub-accounts in the seeded portfolio). Default 1000. */
   scale?: number;

@@ -3,9 +3,9 @@
 import { isDatasetCode } from '../core/catalog.ts';
 import type { ResolvedSandboxOptions, SandboxOptions } from './contracts.ts';
 import { FaultSpecError, validateFaultRates } from './faults-spec.ts';
+import { DEFAULT_SEED } from '../prng.ts';
 
-/** Seed of a sandbox started without one: the CLI's --sandbox, the demo, the session. */
-export const DEFAULT_SEED = 42;
+export { DEFAULT_SEED };
 
 export const DEFAULT_OPTIONS = {
   port: 0,

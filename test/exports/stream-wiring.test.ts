@@ -7,6 +7,9 @@ import { ConfigError } from '../../src/core/errors.ts';
 import type { DatasetRef, ExportPageBody, PageMeta, PageQuery } from '../../src/core/types.ts';
 import { exportPages, exportRows, type Checkpoint, type ExportOptions, type ExportPage, type WindowEvent } from '../../src/exports/export-stream.ts';
 import { FakeApi, makeRows, type FakeRow } from './fake-api.ts';
+import { LenderClient } from '../../src/client/client.ts';
+import { inMemoryService } from '../../src/core/transport.ts';
+import { MODEL_AUTH_URL, MODEL_LOGIN, ModelService, type ModelRow } from '../helpers/model-service.ts';
 
 const NOW = () => new Date('2026-01-01T00:00:00Z');
 
@@ -95,4 +98,25 @@ test('window events pair up in delivery order around their pages, with checkpoin
   }
   assert.equal(checkpoints, stream.stats.pages);
   assert.equal(log.filter((l) => l === 'page').length, stream.stats.pages);
+});
+
+test("several windows waiting on one token renewal: each call is told, the stream emits 'refresh' once per renewal", async () => {
+  // Three month windows read at once, each first page answered 401: the calls share renewals.
+  const rows: ModelRow[] = Array.from({ length: 30 }, (_, i) => ({
+    uid: i + 1, t: Date.parse('2025-02-01T00:00:00Z') + (i % 3) * 31 * 86_400_000 + i * 60_000, publicId: `P-${i + 1}`, own: true,
+  }));
+  const service = new ModelService({ section: 'S4', dataset: 'D23', cursorField: 'communicated_at', pathKind: 'via', rows, faults: ['ok', 401, 401, 401] });
+  const client = await LenderClient.login({ authUrl: MODEL_AUTH_URL, ...MODEL_LOGIN, [inMemoryService]: service.dispatcher, proactiveRefresh: false });
+  try {
+    const stream = exportRows(client, { section: 'S4', dataset: 'D23' }, { concurrency: 3, origin: '2025-02-01T00:00:00Z', window: 'month', limit: 5 });
+    let refreshEvents = 0;
+    stream.on('refresh', () => (refreshEvents += 1));
+    let n = 0;
+    for await (const _ of stream) n += 1;
+    assert.equal(n, 30);
+    assert.ok(client.stats.refreshes >= 1);
+    assert.equal(refreshEvents, client.stats.refreshes);
+  } finally {
+    await client.close();
+  }
 });
