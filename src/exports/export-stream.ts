@@ -242,7 +242,7 @@ export function exportPages(api: ServiceApi, dataset: DatasetRef, opts: ExportOp
  *
  * @example
  * ```ts
- * await pipeline(exportRows(client, 'D07', { since: '2026-01-01T00:00:00Z' }), toNdjson(), createWriteStream('d07.ndjson'));
+ * await pipeline(exportRows(client, 'D07', { since: '2026-01-01T00:00:00Z' }), toNdjson(), createWriteStream('d07.ndjson', { mode: 0o600 }));
  *
  * const state = fileState('.lender-state.json');
  * for await (const row of exportRows(client, 'D03', { state })) upsert(row);   // re-run: resumes, then incremental

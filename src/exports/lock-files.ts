@@ -1,11 +1,12 @@
 // The file operations a state lock is made of: creating a file exclusively with its text already
 // in it, reading one with its age, removing one only while it still holds the text it was read
 // with, and clearing the temporaries that a process killed mid-create left beside a lock.
-import { link, open, readdir, readFile, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { link, open, readFile, unlink } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { openPrivate } from '../core/private-files.ts';
 import { isStale, parseHolder } from './lock-holder.ts';
 import { disown, own, type Owned } from './lock-registry.ts';
+import { siblingsMatching } from './temp-siblings.ts';
 
 async function readText(path: string): Promise<string | undefined> {
   try {
@@ -127,19 +128,7 @@ const TEMP_ORPHAN_MS = 60 * 60 * 1000;
  * another host, or not yet written, is kept until it is an hour old.
  */
 export async function removeOrphanTemps(lockPath: string): Promise<void> {
-  const dir = dirname(lockPath);
-  const prefix = `${basename(lockPath)}.`;
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const match = /^(?:takeover\.)?(\d+)\.\d+\.new$/.exec(name.slice(prefix.length));
-    if (match === null) continue;
-    const path = join(dir, name);
+  for (const { path, match } of await siblingsMatching(lockPath, `${basename(lockPath)}.`, /^(?:takeover\.)?(\d+)\.\d+\.new$/)) {
     try {
       const found = await readFound(path);
       if (found === undefined) continue;

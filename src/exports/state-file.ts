@@ -1,11 +1,12 @@
 // The state file on disk: reading and checking it, rewriting it atomically, and clearing the
 // temporaries that writers killed mid-save left beside it. The store around it is in state.ts.
-import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ConfigError } from '../core/errors.ts';
 import { openPrivate } from '../core/private-files.ts';
 import { processAlive } from './lock-holder.ts';
 import type { DatasetState } from './state.ts';
+import { siblingsMatching } from './temp-siblings.ts';
 
 export interface StateFile {
   version: 1;
@@ -77,22 +78,11 @@ function tempName(name: string, pid: number, n: number): string {
  * process keeps its file until that one ends, which only costs disk. Failures here never fail the load: the litter is harmless.
  */
 async function removeStaleTemps(path: string): Promise<void> {
-  const dir = dirname(path);
-  const prefix = `.${basename(path)}.`;
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
-    const match = /^(\d+)\.(\d+)\.tmp$/.exec(name.slice(prefix.length));
-    if (match === null) continue;
+  for (const { path: temp, match } of await siblingsMatching(path, `.${basename(path)}.`, /^(\d+)\.(\d+)\.tmp$/)) {
     const pid = Number(match[1]);
     if (pid === process.pid || !Number.isSafeInteger(pid) || pid <= 0 || processAlive(pid)) continue;
     try {
-      await unlink(join(dir, name));
+      await unlink(temp);
     } catch {
       // Gone already (another process cleaned it up) or not ours to remove: leave it.
     }
