@@ -12,8 +12,6 @@ import {
 import { LoopGuard } from './loop-guard.ts';
 import { regridWindow, remainderOf, splitWindow, type SplitContext, type Window, type Windowing } from './windows.ts';
 
-export { MAX_REMEMBERED_CURSORS, MAX_STALLED_PAGES, movesPast } from './loop-guard.ts';
-
 /** What every walk of a load shares; read only. */
 export interface WalkContext {
   readonly api: ServiceApi;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { ProtocolError } from '../../src/core/errors.ts';
 import type { ExportRow } from '../../src/core/types.ts';
 import { exportPages, type ExportOptions } from '../../src/exports/export-stream.ts';
-import { MAX_STALLED_PAGES, movesPast } from '../../src/exports/walk.ts';
+import { MAX_STALLED_PAGES, movesPast } from '../../src/exports/loop-guard.ts';
 import { ScriptedApi, type Script } from './fake-api.ts';
 
 const NOW = () => new Date('2026-01-01T00:00:00Z');
