@@ -1,11 +1,12 @@
 // A small HTTPS server that logs a client in like the service and answers the accounts endpoint
 // from a script the test sets: what the sandbox never does, such as a 400 naming an account that
-// is not in the request. Every request body it receives is kept. Its certificate is made with
-// `selfsigned` at start and trusted through `ca`, so certificate checks stay on.
+// is not in the request. Every request body it receives is kept. Its certificate is made
+// at start like the sandbox's and trusted through `ca`, so certificate checks stay on.
 import { randomUUID } from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import selfsigned from 'selfsigned';
+import { generateTls } from '../../src/sandbox/tls.ts';
+import { fakeJwt } from '../helpers/fake-jwt.ts';
 
 export interface AccountsAnswer {
   status: number;
@@ -35,28 +36,15 @@ export interface ScriptedAccountsServer {
   close(): Promise<void>;
 }
 
-function b64url(value: unknown): string {
-  return Buffer.from(JSON.stringify(value)).toString('base64url');
-}
 
 export async function startScriptedAccountsServer(): Promise<ScriptedAccountsServer> {
-  const pems = await selfsigned.generate([{ name: 'commonName', value: 'scripted accounts server' }], {
-    keySize: 2048,
-    algorithm: 'sha256',
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, keyCertSign: true, critical: true },
-      { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] },
-    ],
-  });
+  const tls = await generateTls('127.0.0.1', 'scripted accounts server');
   const lenderPublicId = randomUUID();
-  const now = Math.floor(Date.now() / 1000);
-  // Shaped like the service's tokens so the client's exp hint works; never valid anywhere.
-  const jwt = (typ: string, ttl: number) => `${b64url({ alg: 'none', typ: 'JWT' })}.${b64url({ lenderId: lenderPublicId, typ, iat: now, exp: now + ttl })}.c2ln`;
+  const jwt = (typ: string, ttl: number) => fakeJwt(lenderPublicId, typ, ttl);
   const script: AccountsAnswer[] = [];
   const received: Record<string, unknown>[][] = [];
 
-  const server = https.createServer({ key: pems.private, cert: pems.cert }, (req, res) => {
+  const server = https.createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -77,7 +65,7 @@ export async function startScriptedAccountsServer(): Promise<ScriptedAccountsSer
   const { port } = server.address() as AddressInfo;
   return {
     authUrl: `https://127.0.0.1:${port}`,
-    ca: pems.cert,
+    ca: tls.cert,
     lender: 'scripted',
     email: 'ops@example.com',
     password: 'scripted-password',

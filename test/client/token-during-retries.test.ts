@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, before, it } from 'node:test';
-import selfsigned from 'selfsigned';
 import { LenderClient } from '../../src/client/client.ts';
+import { generateTls } from '../../src/sandbox/tls.ts';
 
 const TOKEN_SECONDS = 2;
 /** Every call fails with a 500 for this long: more than two token lifetimes. */
@@ -31,13 +31,10 @@ let failingUntil = 0;
 const seen = { unauthorized: 0, failed: 0, refreshes: 0 };
 
 before(async () => {
-  const pems = await selfsigned.generate([{ name: 'commonName', value: 'localhost' }], {
-    keySize: 2048, algorithm: 'sha256', notAfterDate: new Date(Date.now() + 86_400_000),
-    extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
-  });
-  ca = pems.cert;
+  const tls = await generateTls('127.0.0.1', 'token test server');
+  ca = tls.cert;
   const lenderPublicId = randomUUID();
-  server = https.createServer({ key: pems.private, cert: pems.cert }, (req, res) => {
+  server = https.createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
     const json = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     };

@@ -1,11 +1,11 @@
 // An HTTPS proxy in front of a sandbox that, once armed, holds export page requests after a number
 // of rows has been answered, until released. A test can so stop a `lender sync` child in the
 // middle of its load, with rows on disk and more to come, at a point that does not depend on
-// timing. It has its own certificate (made with `selfsigned`), trusted through LENDER_CA_FILE.
+// timing. It has its own certificate (made at start like the sandbox's), trusted through LENDER_CA_FILE.
 import https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import selfsigned from 'selfsigned';
+import { generateTls } from '../../src/sandbox/tls.ts';
 import { Agent, request } from 'undici';
 
 export interface Gate {
@@ -34,15 +34,7 @@ function forwardable(headers: IncomingHttpHeaders): Record<string, string | stri
 }
 
 export async function startGateProxy(upstream: { authUrl: string; ca: string }): Promise<GateProxy> {
-  const pems = await selfsigned.generate([{ name: 'commonName', value: 'gate proxy' }], {
-    keySize: 2048,
-    algorithm: 'sha256',
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, keyCertSign: true, critical: true },
-      { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] },
-    ],
-  });
+  const tls = await generateTls('127.0.0.1', 'gate proxy');
   const agent = new Agent({ connect: { ca: upstream.ca } });
   /** Rows still let through before the armed gate holds; Infinity when not armed. */
   let left = Infinity;
@@ -50,7 +42,7 @@ export async function startGateProxy(upstream: { authUrl: string; ca: string }):
   let open = (): void => undefined;
   let holdingNow = (): void => undefined;
 
-  const server = https.createServer({ key: pems.private, cert: pems.cert }, (req, res) => {
+  const server = https.createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
     void (async () => {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -79,7 +71,7 @@ export async function startGateProxy(upstream: { authUrl: string; ca: string }):
   const { port } = server.address() as AddressInfo;
   return {
     authUrl: `https://127.0.0.1:${port}`,
-    ca: pems.cert,
+    ca: tls.cert,
     arm(rows) {
       left = rows;
       gate = new Promise<void>((resolve) => (open = resolve));

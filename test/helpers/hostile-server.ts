@@ -2,11 +2,12 @@
 // badly on purpose: truncated JSON, HTML error pages, wrong content types, a 200 of the wrong
 // shape, and cursors that never end; or, like a gateway in debug mode, answers with an error that
 // echoes what it received (the Authorization header, the login body). Its certificate is made
-// with `selfsigned` at start and trusted by the client through `ca`, so certificate checks stay on.
+// at start like the sandbox's and trusted by the client through `ca`, so certificate checks stay on.
 import { randomUUID } from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import selfsigned from 'selfsigned';
+import { generateTls } from '../../src/sandbox/tls.ts';
+import { fakeJwt } from './fake-jwt.ts';
 
 export type HostileMode =
   | 'ok' // a well-formed single page of D07 (control)
@@ -67,9 +68,6 @@ const ROW = {
   failure_reason: null, created_at: '2025-03-01T10:00:00.000Z', updated_at: '2025-03-01T10:00:00.000Z',
 };
 
-function b64url(value: unknown): string {
-  return Buffer.from(JSON.stringify(value)).toString('base64url');
-}
 
 function page(rows: unknown[], nextCursor: string | null): unknown {
   return {
@@ -90,20 +88,10 @@ const CATALOG = {
 const HTML = '<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1><hr><center>nginx</center></body></html>';
 
 export async function startHostileServer(): Promise<HostileServer> {
-  const pems = await selfsigned.generate([{ name: 'commonName', value: 'hostile test server' }], {
-    keySize: 2048,
-    algorithm: 'sha256',
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, keyCertSign: true, critical: true },
-      { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] },
-    ],
-  });
+  const tls = await generateTls('127.0.0.1', 'hostile test server');
   const lenderPublicId = randomUUID();
-  const now = Math.floor(Date.now() / 1000);
-  // Shaped like the service's tokens so the client's exp hint works; never valid anywhere.
-  const token = `${b64url({ alg: 'none', typ: 'JWT' })}.${b64url({ lenderId: lenderPublicId, typ: 'access', iat: now, exp: now + 3600 })}.c2ln`;
-  const refreshToken = `${b64url({ alg: 'none', typ: 'JWT' })}.${b64url({ lenderId: lenderPublicId, typ: 'refresh', iat: now, exp: now + 7200 })}.c2ln`;
+  const token = fakeJwt(lenderPublicId, 'access', 3600);
+  const refreshToken = fakeJwt(lenderPublicId, 'refresh', 7200);
   let counter = 0;
 
   const state = {
@@ -170,7 +158,7 @@ export async function startHostileServer(): Promise<HostileServer> {
     }
   };
 
-  const server = https.createServer({ key: pems.private, cert: pems.cert }, (req, res) => {
+  const server = https.createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -220,7 +208,7 @@ export async function startHostileServer(): Promise<HostileServer> {
   const { port } = server.address() as AddressInfo;
   return {
     authUrl: `https://127.0.0.1:${port}`,
-    ca: pems.cert,
+    ca: tls.cert,
     lenderPublicId,
     token,
     refreshToken,
