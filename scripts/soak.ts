@@ -16,7 +16,8 @@ import { runInNewContext } from 'node:vm';
 import { createAccountWriter } from '../src/accounts/account-writer.ts';
 import { readNdjson } from '../src/accounts/sources/ndjson.ts';
 import { LenderClient } from '../src/client/client.ts';
-import { fileState, sync } from '../src/exports/index.ts';
+import { fileState } from '../src/exports/index.ts';
+import { sync } from '../src/sinks/index.ts';
 import { generatePushInput } from '../test/helpers/push-input.ts';
 import { startSandboxChild } from '../test/helpers/resilience.ts';
 

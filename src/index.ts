@@ -41,9 +41,14 @@ export {
   exportPages, exportRows, ExportStream, toNdjson,
   type Checkpoint, type ExportOptions, type ExportPage, type ExportStats, type PageEvent, type WindowEvent,
   type SplitEvent, type TotalEvent, type Window, type WindowOption, type RowIdentity,
-  sync, SyncError, WindowTimeoutError,
-  type DatasetSyncSummary, type SyncOptions,
+  SyncError, WindowTimeoutError,
 } from './exports/index.ts';
+
+// ---- sync into sinks: NDJSON files, DuckDB, PostgreSQL, your own
+export {
+  sync, ndjsonSink, SinkError,
+  type DatasetSyncSummary, type SyncOptions, type NdjsonSinkOptions, type Sink, type SinkDataset, type SinkNotice, type SinkPage,
+} from './sinks/index.ts';
 export type { DurationValue } from './core/options.ts';
 
 // ---- state stores (resume and incremental loads) and their lock

@@ -13,7 +13,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
   sandbox: { summary: 'serve the sandbox service over HTTPS', load: () => import('./commands/sandbox.ts') },
   catalog: { summary: 'list sections and datasets with availability', load: () => import('./commands/catalog.ts') },
   export: { summary: 'write a dataset as NDJSON rows on stdout', load: () => import('./commands/export.ts') },
-  sync: { summary: 'initial then incremental load of datasets into a folder', load: () => import('./commands/sync.ts') },
+  sync: { summary: 'initial then incremental load of datasets into DuckDB, NDJSON files or PostgreSQL', load: () => import('./commands/sync.ts') },
   push: { summary: 'create, update or withdraw accounts from NDJSON or JSON', load: () => import('./commands/push.ts') },
   flag: { summary: 'set disputed / do-not-contact flags on accounts', load: () => import('./commands/flag.ts') },
   repl: { summary: 'interactive shell, already logged in', load: () => import('./commands/repl.ts') },
@@ -58,8 +58,8 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     return EXIT.ok;
   }
   // Client errors arrive scrubbed; this also covers errors from anywhere else, and the password
-  // the environment holds, so no failure line can print a credential.
-  const safe = (text: string): string => redactText(text, [io.env.LENDER_PASSWORD]);
+  // the environment holds (the service's, the database's), so no failure line can print a credential.
+  const safe = (text: string): string => redactText(text, [io.env.LENDER_PASSWORD, io.env.PGPASSWORD]);
   try {
     return await command.run(rest, io);
   } catch (error) {

@@ -13,7 +13,7 @@ import type { StatusUpdateInput } from '../accounts/schema.ts';
 import type { RecordWriterOptions } from '../accounts/writer.ts';
 import { resolveDataset } from '../core/resolve-dataset.ts';
 import { exportPages, exportRows, type ExportOptions, type ExportStream } from '../exports/export-stream.ts';
-import { sync, type DatasetSyncSummary, type SyncOptions } from '../exports/sync.ts';
+import { sync, type DatasetSyncSummary, type SyncOptions } from '../sinks/sync.ts';
 import type { AccountsRequestOptions, RefreshEvent, RequestOptions, RetryEvent, RetryPolicy, ServiceApi } from '../core/api.ts';
 import { baseUrlOf, resolveConfig, normalizeAuthUrl, type ConnectionOptions } from './config.ts';
 import { AuthenticationError, LenderError } from '../core/errors.ts';

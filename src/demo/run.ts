@@ -12,7 +12,8 @@ import { writeAll } from '../accounts/write-all.ts';
 import { datasetInfo } from '../core/catalog.ts';
 import { connect } from '../connect.ts';
 import { fileState } from '../exports/state.ts';
-import { DEFAULT_STATE_FILE, sync } from '../exports/sync.ts';
+import { DEFAULT_STATE_FILE } from '../sinks/ndjson-sink.ts';
+import { sync } from '../sinks/sync.ts';
 import { ProgressLine, formatBar } from '../progress.ts';
 import { samplePortfolio, DEFAULT_PORTFOLIO_SIZE } from './portfolio.ts';
 
@@ -149,9 +150,9 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
         name: datasetInfo(s.dataset)?.name ?? s.dataset,
         mode: s.mode,
         fetched: s.rows,
-        inFile: await countLines(s.file),
+        inFile: await countLines(s.location),
         pages: s.pages,
-        file: s.file,
+        file: s.location,
       });
     }
     return {

@@ -1,9 +1,8 @@
-// Export streams: windows, checkpoints, state stores, sync.
+// Export streams: windows, checkpoints, state stores.
 export {
   exportPages, exportRows, ExportStream,
   type Checkpoint, type ExportOptions, type ExportPage, type ExportStats, type PageEvent, type WindowEvent,
 } from './export-stream.ts';
-export { sync, availableDatasets, DEFAULT_STATE_FILE, type DatasetSyncSummary, type SyncOptions } from './sync.ts';
 export { fileState, memoryState, type DatasetState, type FileStateStore, type LoadPosition, type LoadRecord, type StateStore } from './state.ts';
 export { StateLockedError, acquireStateLock, lockPathOf, type StateLock } from './state-lock.ts';
 export type { LockHolder } from './lock-holder.ts';

@@ -41,6 +41,9 @@ export interface DatasetState {
   completedAt?: string;
   /** With `lookback`: id -> cursor value of rows delivered inside the lookback span. */
   seen?: Record<string, string>;
+  /** The NDJSON sink's file length once the rows before this state were written: a resume cuts
+   * the file back to it, so rows written after the last saved state are not written twice. */
+  fileBytes?: number;
 }
 
 /** Where an export keeps each dataset's state between runs (`ExportOptions.state`): `fileState`,

@@ -10,7 +10,7 @@ import type { DatasetRef, ExportRow } from '../core/types.ts';
 import type { AccountWriterOptions } from '../accounts/account-writer.ts';
 import { exportPages, exportRows, type ExportOptions, type ExportPage } from '../exports/export-stream.ts';
 import { fileState, type StateStore } from '../exports/state.ts';
-import { sync as syncDatasets, type DatasetSyncSummary, type SyncOptions } from '../exports/sync.ts';
+import { sync as syncDatasets, type DatasetSyncSummary, type SyncOptions } from '../sinks/sync.ts';
 import { countRows, codeOf, type CountOptions } from './count.ts';
 import { pushRecords, flagRecords, type RecordSource } from './writes.ts';
 import { CatalogView, Count, PageSummary, RowList, WriteResult } from './results.ts';

@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileState, memoryState } from '../../src/exports/state.ts';
-import { availableDatasets, sync } from '../../src/exports/sync.ts';
+import { availableDatasets, sync } from '../../src/sinks/sync.ts';
 import { SyncError } from '../../src/exports/errors.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import type { SplitEvent } from '../../src/exports/walk.ts';

@@ -14,7 +14,7 @@ import { main } from '../../src/cli/main.ts';
 import { LenderClient } from '../../src/client/client.ts';
 import type { LockHolder } from '../../src/exports/lock-holder.ts';
 import { StateLockedError, lockPathOf } from '../../src/exports/state-lock.ts';
-import { sync } from '../../src/exports/sync.ts';
+import { sync } from '../../src/sinks/sync.ts';
 import { startGateProxy, type Gate, type GateProxy } from '../helpers/gate-proxy.ts';
 import { memoryIo } from '../helpers/memory-io.ts';
 import { plainWalk } from '../helpers/plain-walk.ts';

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { LenderClient } from '../../src/client/client.ts';
 import type { DatasetRef, ExportRow } from '../../src/core/types.ts';
-import { fileState, sync, type DatasetSyncSummary } from '../../src/exports/index.ts';
+import { fileState } from '../../src/exports/index.ts';
+import { sync, type DatasetSyncSummary } from '../../src/sinks/index.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 import {
   SOAK, SecretScan, canonicalLines, latestByKey, loginTokens, readSyncFolder, rowKey,

@@ -1,17 +1,24 @@
-// `lender sync`: initial then incremental loads into one NDJSON file per dataset, with the state
-// saved after every page. Ctrl-C stops after the page being written; a re-run resumes.
+// `lender sync`: initial then incremental loads into a sink (DuckDB by default, NDJSON files or
+// PostgreSQL), each page committed with its state. Ctrl-C stops after the page being committed;
+// a re-run resumes.
 import { join, resolve } from 'node:path';
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectWithFlags } from '../connection-flags.ts';
 import { datasetCodes, parseCommandArgs, progressFlag, readingFlags } from '../args.ts';
 import { ProgressLine } from '../../progress.ts';
-import { fileState } from '../../exports/state.ts';
-import { DEFAULT_STATE_FILE, datasetSummary, sync, type DatasetSyncSummary } from '../../exports/sync.ts';
+import { ConfigError } from '../../core/errors.ts';
+import { fileState, type FileStateStore } from '../../exports/state.ts';
 import { SyncError } from '../../exports/errors.ts';
+import { DEFAULT_STATE_FILE } from '../../sinks/ndjson-sink.ts';
+import { openSink } from '../../sinks/open-sink.ts';
+import { DEFAULT_DUCKDB_FILE, parseSinkSpec, type SinkSpec } from '../../sinks/sink-spec.ts';
+import { datasetSummary, sync, sinkDataset, type DatasetSyncSummary } from '../../sinks/sync.ts';
 
 const OPTIONS = {
   ...CONNECTION_OPTIONS,
+  to: { type: 'string' },
   out: { type: 'string' },
+  schema: { type: 'string' },
   datasets: { type: 'string' },
   state: { type: 'string' },
   window: { type: 'string' },
@@ -20,29 +27,40 @@ const OPTIONS = {
   progress: { type: 'boolean' },
 } as const;
 
-const HELP = `Usage: lender sync --out DIR [options]
+const HELP = `Usage: lender sync [--to SINK] [options]
 
-Loads datasets into DIR/<code>.ndjson (appending). The first run of a dataset is a full initial
-load; each later run fetches only rows changed since the previous one (rows at the boundary are
-not written twice). The state is saved after every page, once its rows are on disk: an
-interrupted run (Ctrl-C, crash) is resumed by running the same command again, and at worst
-re-appends the rows of the one page that was not yet saved. Consumers upsert by public_id.
+Loads datasets into a sink: the first run of a dataset is a full initial load, each later run
+fetches only rows changed since the previous one. Every page's rows are committed together with
+the state that follows them, so an interrupted run (Ctrl-C, crash, SIGKILL) is resumed by running
+the same command again, with no row lost and none written twice.
 
-One run at a time per state file: while a run holds it (a .lock file beside it), another stops
-at once with exit 1 and one line on stderr naming the holder, having written nothing. A lock left
-by a process that has ended on this host is taken over; one from another host never is. The data
-files (personal data), the state file and its lock are created mode 600.
+Sinks (--to):
+  duckdb:FILE           a DuckDB database, one table per dataset, rows upserted by public_id, the
+                        state in the table _lender_state (default: duckdb:${DEFAULT_DUCKDB_FILE})
+  ndjson:DIR            DIR/<code>.ndjson per dataset, appended to (an incremental run appends
+                        the new versions of changed rows), the state in DIR/${DEFAULT_STATE_FILE}
+  postgres://USER@HOST:PORT/DB
+                        a PostgreSQL database, tables in --schema, rows upserted by public_id.
+                        The password comes from PGPASSWORD or ~/.pgpass, never from the URL.
+                        postgres: alone uses DATABASE_URL or the PG* variables. Several runs
+                        pointed at one database share the work (datasets and windows are leased).
 
-Prints one JSON object on stdout: {out, state, datasets: {<code>: {dataset, file, mode, rows,
-pages, windows, splits, retries}}}. A dataset that fails (not available, retries exhausted) does
-not stop the others: it is named on stderr and under "failed" in that object, and the exit code
-is 1; run the same command again to retry it.
+One run at a time per NDJSON state file or DuckDB file: another stops at once with exit 1 and one
+line on stderr, having written nothing. Files are created mode 600.
+
+Prints one JSON object on stdout: {to, datasets: {<code>: {dataset, location, mode, rows, pages,
+windows, splits, retries}}}. A dataset that fails (not available, retries exhausted) does not
+stop the others: it is named on stderr and under "failed" in that object, and the exit code is 1;
+run the same command again to retry it. New columns and values that did not fit their column's
+type are reported on stderr, once each.
 
 Options:
-  --out DIR             folder of the NDJSON files (created if missing)
+  --to SINK             where the rows go (above)
+  --out DIR             the same as --to ndjson:DIR
+  --schema NAME         PostgreSQL schema of the tables (default lender)
   --datasets LIST       comma-separated codes, e.g. D01,D07 (default: every dataset the live
                         catalog lists as available)
-  --state FILE          state file (default DIR/${DEFAULT_STATE_FILE})
+  --state FILE          NDJSON only: the state file (default DIR/${DEFAULT_STATE_FILE})
   --window W            auto (default), none, month, week, day or an ISO duration such as P10D
   --limit N             page size, 1..1000 (default 1000)
   --concurrency N       windows read at once per dataset (default 1)
@@ -51,57 +69,86 @@ Options:
 ${CONNECTION_HELP}
 `;
 
+function sinkSpecOf(values: { to?: string | undefined; out?: string | undefined }): SinkSpec {
+  if (values.to !== undefined && values.out !== undefined) throw new UsageError('give --to or --out, not both');
+  if (values.out !== undefined) {
+    if (values.out === '') throw new UsageError('--out needs a folder');
+    return { kind: 'ndjson', dir: resolve(values.out) };
+  }
+  try {
+    return parseSinkSpec(values.to ?? `duckdb:${DEFAULT_DUCKDB_FILE}`);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
 const command: Command = {
   name: 'sync',
-  summary: 'initial then incremental load of datasets into a folder',
+  summary: 'initial then incremental load of datasets into DuckDB, NDJSON files or PostgreSQL',
   help: HELP,
   async run(argv, io) {
     const { values } = parseCommandArgs(argv, OPTIONS);
-    if (values.out === undefined || values.out === '') throw new UsageError('--out DIR is required');
-    const out = resolve(values.out);
+    const spec = sinkSpecOf(values);
+    if (values.state !== undefined && spec.kind !== 'ndjson') throw new UsageError('--state goes with an NDJSON sink; a database keeps its state in itself');
+    if (values.schema !== undefined && spec.kind !== 'postgres') throw new UsageError('--schema goes with a PostgreSQL sink');
     const datasets = values.datasets === undefined ? undefined : datasetCodes(values.datasets.split(',').filter((s) => s.trim() !== ''), 'dataset in --datasets');
     if (datasets !== undefined && datasets.length === 0) throw new UsageError('--datasets needs at least one code, e.g. D01,D07');
     const reading = readingFlags(values);
-    const statePath = values.state === undefined ? join(out, DEFAULT_STATE_FILE) : resolve(values.state);
     const showProgress = progressFlag(values.progress, io.stderr);
     const progress = showProgress ? new ProgressLine(io.stderr) : undefined;
 
-    const state = fileState(statePath);
-    // Taken before connecting: a second run of the same state stops at once, having written nothing.
-    const lock = await state.lock();
+    let state: FileStateStore | undefined;
+    if (spec.kind === 'ndjson') state = fileState(values.state === undefined ? join(spec.dir, DEFAULT_STATE_FILE) : resolve(values.state));
+    const sink = await openSink(spec, {
+      ...(state !== undefined && { state }),
+      ...(values.schema !== undefined && { schema: values.schema }),
+      env: io.env,
+      onNotice: (notice) => {
+        const line = `lender sync: ${notice.message}`;
+        if (progress !== undefined) progress.note(line);
+        else io.stderr.write(`${line}\n`);
+      },
+    });
+    const head = { to: sink.target, ...(state !== undefined && { state: state.path }) };
     try {
-      const connection = await connectWithFlags(values, io);
-      const summaries: DatasetSyncSummary[] = [];
+      // Taken before connecting: a second run on the same sink stops at once, having written nothing.
+      const lock = await sink.lock?.();
       try {
-        const result = await sync(connection.client, datasets, {
-          out,
-          state,
-          signal: io.signal,
-          ...reading,
-          onStream: (stream) => {
-            progress?.follow(stream);
-            stream.once('end', () => summaries.push(datasetSummary(stream, out)));
-          },
-        });
-        io.stdout.write(JSON.stringify({ out, state: statePath, datasets: result }) + '\n');
-        return EXIT.ok;
-      } catch (error) {
-        if (error instanceof SyncError) {
-          for (const [code, failure] of Object.entries(error.failures)) io.stderr.write(`lender sync: ${code} failed: ${failure.message}\n`);
-          const failed = Object.fromEntries(Object.entries(error.failures).map(([code, failure]) => [code, failure.message]));
-          io.stdout.write(JSON.stringify({ out, state: statePath, datasets: error.summary, failed }) + '\n');
+        const connection = await connectWithFlags(values, io);
+        const summaries: DatasetSyncSummary[] = [];
+        try {
+          const result = await sync(connection.client, datasets, {
+            to: sink,
+            signal: io.signal,
+            ...reading,
+            onStream: (stream) => {
+              progress?.follow(stream);
+              stream.once('end', () => summaries.push(datasetSummary(stream, sink.location(sinkDataset(stream.dataset)))));
+            },
+          });
+          io.stdout.write(JSON.stringify({ ...head, datasets: result }) + '\n');
+          return EXIT.ok;
+        } catch (error) {
+          if (error instanceof SyncError) {
+            for (const [code, failure] of Object.entries(error.failures)) io.stderr.write(`lender sync: ${code} failed: ${failure.message}\n`);
+            const failed = Object.fromEntries(Object.entries(error.failures).map(([code, failure]) => [code, failure.message]));
+            io.stdout.write(JSON.stringify({ ...head, datasets: error.summary, failed }) + '\n');
+            return EXIT.failure;
+          }
+          if (!io.signal.aborted) throw error;
+          io.stderr.write(`lender sync: stopped; progress is saved in ${state?.path ?? sink.target}, run the same command again to resume.\n`);
+          const done = Object.fromEntries(summaries.map((s) => [s.dataset, s]));
+          io.stdout.write(JSON.stringify({ ...head, datasets: done, stopped: true }) + '\n');
           return EXIT.failure;
+        } finally {
+          await connection.close();
         }
-        if (!io.signal.aborted) throw error;
-        io.stderr.write(`lender sync: stopped; progress is saved in ${statePath}, run the same command again to resume.\n`);
-        const done = Object.fromEntries(summaries.map((s) => [s.dataset, s]));
-        io.stdout.write(JSON.stringify({ out, state: statePath, datasets: done, stopped: true }) + '\n');
-        return EXIT.failure;
       } finally {
-        await connection.close();
+        await lock?.release();
       }
     } finally {
-      await lock.release();
+      await sink.close();
     }
   },
 };

@@ -1,0 +1,169 @@
+// The columns of a dataset's table in a database sink, and how each row's values fit them (pure).
+// The cursor field is a timestamp; D07's columns have the types its documentation gives; other
+// datasets' columns are inferred from the rows, and a field that appears later becomes a new
+// column. A value that does not fit its column's type is never lost: the column gets NULL and
+// the value goes, under its field name, into the row's `_mismatched` JSON column, and the
+// mismatch is reported once per run.
+import type { ExportRow } from '../core/types.ts';
+import type { SinkDataset } from './sink.ts';
+
+export type ColumnType = 'bigint' | 'double' | 'boolean' | 'timestamptz' | 'text' | 'json';
+
+export interface Column {
+  name: string;
+  type: ColumnType;
+}
+
+/** The row's identity column of datasets whose public_id is not unique (the 'content' identity). */
+export const ROW_KEY_COLUMN = '_row_key';
+/** Values that did not fit their column's type, as a JSON object by field name. */
+export const MISMATCH_COLUMN = '_mismatched';
+
+/** Fields with the types the service documents for them. */
+const DOCUMENTED: Readonly<Record<string, readonly Column[]>> = {
+  D07: [
+    { name: 'public_id', type: 'text' },
+    { name: 'amount', type: 'bigint' },
+    { name: 'settled_amount', type: 'bigint' },
+    { name: 'payment_type', type: 'text' },
+    { name: 'payment_status', type: 'text' },
+    { name: 'is_settled', type: 'boolean' },
+    { name: 'paid_before_submission', type: 'boolean' },
+    { name: 'paid_date', type: 'timestamptz' },
+    { name: 'failure_reason', type: 'text' },
+    { name: 'created_at', type: 'timestamptz' },
+    { name: 'updated_at', type: 'timestamptz' },
+  ],
+};
+
+/** The column that identifies a row: public_id, or for a 'content' identity a key of the whole row. */
+export function keyColumn(dataset: SinkDataset): string {
+  return dataset.identity === 'content' ? ROW_KEY_COLUMN : 'public_id';
+}
+
+/** The columns a new table starts with, before any row is seen. */
+export function initialColumns(dataset: SinkDataset): Column[] {
+  const columns: Column[] = [...(DOCUMENTED[dataset.code] ?? [])];
+  const add = (name: string, type: ColumnType) => {
+    if (!columns.some((c) => c.name === name)) columns.push({ name, type });
+  };
+  if (dataset.identity === 'content') add(ROW_KEY_COLUMN, 'text');
+  add('public_id', 'text');
+  add(dataset.cursorField, 'timestamptz');
+  return columns;
+}
+
+/** The columns every table has besides the row's own fields. */
+export function isBookkeepingColumn(name: string): boolean {
+  return name === ROW_KEY_COLUMN || name === MISMATCH_COLUMN;
+}
+
+// An ISO-8601 UTC instant as the service writes them (seconds, optional fraction, Z).
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+
+/** The type a value suggests for a new column; null says nothing (a null). */
+export function typeOf(value: unknown): ColumnType | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'boolean') return 'boolean';
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? 'bigint' : 'double';
+  if (typeof value === 'string') return INSTANT.test(value) && !Number.isNaN(Date.parse(value)) ? 'timestamptz' : 'text';
+  return 'json';
+}
+
+/** Whether a value can be stored in a column of that type as it is. */
+export function fits(value: unknown, type: ColumnType): boolean {
+  if (value === null || value === undefined) return true;
+  switch (type) {
+    case 'json':
+      return true;
+    case 'text':
+      return typeof value === 'string';
+    case 'double':
+      return typeof value === 'number' && Number.isFinite(value);
+    default:
+      return typeOf(value) === type;
+  }
+}
+
+/** What a batch of rows changes in a table: new columns, and fields whose values did not fit. */
+export interface ShapeChange {
+  added: Column[];
+  /** Fields with a value of another type than their column's, each with one example type. */
+  mismatched: { name: string; column: ColumnType; seen: ColumnType }[];
+}
+
+/**
+ * The columns of one table as rows arrive. `observe` takes a page's rows before they are written
+ * and returns the columns to add; each mismatch of a field is reported once for the table's life
+ * in this process (once per run).
+ */
+export class TableShape {
+  readonly #columns = new Map<string, Column>();
+  readonly #reported = new Set<string>();
+
+  constructor(columns: readonly Column[]) {
+    for (const c of columns) this.#columns.set(c.name, c);
+  }
+
+  get columns(): Column[] {
+    return [...this.#columns.values()];
+  }
+
+  column(name: string): Column | undefined {
+    return this.#columns.get(name);
+  }
+
+  observe(rows: readonly ExportRow[]): ShapeChange {
+    const added: Column[] = [];
+    const mismatched: ShapeChange['mismatched'] = [];
+    for (const row of rows) {
+      for (const [name, value] of Object.entries(row)) {
+        if (isBookkeepingColumn(name)) continue;
+        const column = this.#columns.get(name);
+        if (column === undefined) {
+          // A field seen only as null so far has no type yet: its column comes with its first value.
+          const type = typeOf(value);
+          if (type === null) continue;
+          const created = { name, type };
+          this.#columns.set(name, created);
+          added.push(created);
+        } else if (!fits(value, column.type) && !this.#reported.has(name)) {
+          this.#reported.add(name);
+          mismatched.push({ name, column: column.type, seen: typeOf(value)! });
+        }
+      }
+    }
+    return { added, mismatched };
+  }
+}
+
+/**
+ * A row as column values: each field in its column when it fits, else null there and the value
+ * under `_mismatched`. A field reserved for bookkeeping (a row carrying `_mismatched` itself)
+ * goes under `_mismatched` too, so nothing the service sent is dropped.
+ */
+export function rowValues(row: ExportRow, shape: TableShape): { values: Map<string, unknown>; mismatched: Record<string, unknown> | null } {
+  const values = new Map<string, unknown>();
+  let mismatched: Record<string, unknown> | null = null;
+  for (const [name, value] of Object.entries(row)) {
+    if (value === undefined) continue;
+    const column = isBookkeepingColumn(name) ? undefined : shape.column(name);
+    if (column !== undefined && fits(value, column.type)) {
+      values.set(name, value);
+    } else if (column !== undefined || value !== null) {
+      (mismatched ??= {})[name] = value;
+    }
+  }
+  return { values, mismatched };
+}
+
+/** Notices for a shape change, one per new column or mismatched field. */
+export function describeChange(table: string, change: ShapeChange): { kind: 'column-added' | 'type-changed'; message: string }[] {
+  return [
+    ...change.added.map((c) => ({ kind: 'column-added' as const, message: `${table}: new column ${c.name} (${c.type})` })),
+    ...change.mismatched.map((m) => ({
+      kind: 'type-changed' as const,
+      message: `${table}: ${m.name} had a ${m.seen} value in a ${m.column} column; such values are kept in ${MISMATCH_COLUMN}`,
+    })),
+  ];
+}

@@ -1,0 +1,141 @@
+// NDJSON files, exactly once: <dir>/<code>.ndjson per dataset and a state file beside them. A
+// commit appends the page's lines, flushes them to disk, then saves the state together with the
+// file's length after them. A crash between the two leaves lines the state does not count: the
+// next open cuts the file back to the length its state recorded, so the page is written once.
+import { mkdir, stat, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { openPrivate } from '../core/private-files.ts';
+import { ndjsonText } from '../exports/ndjson.ts';
+import { fileState, type DatasetState, type StateStore } from '../exports/state.ts';
+import { SinkError } from './errors.ts';
+import type { Sink, SinkDataset, SinkPage } from './sink.ts';
+
+export const DEFAULT_STATE_FILE = '.lender-state.json';
+
+export interface NdjsonSinkOptions {
+  /** Folder of the files (created when the first dataset is opened). */
+  dir: string;
+  /** Default: a file state at <dir>/.lender-state.json, whose lock the sink takes for a run. */
+  state?: StateStore;
+}
+
+/** The NDJSON file of a dataset in the folder. */
+export function ndjsonFile(dir: string, code: string): string {
+  return join(dir, `${code}.ndjson`);
+}
+
+/** One NDJSON file per dataset. Files are append-only: an incremental load appends the new
+ * versions of changed rows, so the last line of a public_id is its latest version. */
+export function ndjsonSink(opts: NdjsonSinkOptions): Sink {
+  return new NdjsonSink(opts.dir, opts.state ?? fileState(join(opts.dir, DEFAULT_STATE_FILE)));
+}
+
+class NdjsonSink implements Sink {
+  readonly target: string;
+  readonly #dir: string;
+  readonly #store: StateStore;
+  /** The file being written: opened at the first commit of a dataset. */
+  #file: { code: string; handle: FileHandle | undefined; bytes: number } | undefined;
+
+  constructor(dir: string, store: StateStore) {
+    this.target = dir;
+    this.#dir = dir;
+    this.#store = store;
+  }
+
+  lock(): Promise<{ release(): Promise<void> }> {
+    return this.#store.lock?.() ?? Promise.resolve({ release: async () => {} });
+  }
+
+  location(dataset: SinkDataset): string {
+    return ndjsonFile(this.#dir, dataset.code);
+  }
+
+  async open(dataset: SinkDataset): Promise<DatasetState | undefined> {
+    await this.#closeFile();
+    await mkdir(this.#dir, { recursive: true });
+    const state = await this.#store.load(dataset.key);
+    const path = this.location(dataset);
+    const size = await sizeOf(path);
+    // No state: nothing was committed, so anything in the file is a crashed first page's.
+    const committed = state === undefined ? 0 : state.fileBytes;
+    if (committed === undefined) {
+      // A state written before file lengths were recorded: keep whole lines, as that version did.
+      this.#file = { code: dataset.code, handle: undefined, bytes: size === undefined ? 0 : await cutTornLine(path, size) };
+      return state;
+    }
+    if ((size ?? 0) < committed) {
+      throw new SinkError(
+        `${path} holds ${size ?? 0} bytes but its state records ${committed}: the file was changed outside lender sync. ` +
+          `Restore it, or remove ${dataset.key} from the state for a fresh load.`,
+      );
+    }
+    if (size !== undefined && size > committed) {
+      const handle = await openPrivate(path, 'r+');
+      try {
+        await handle.truncate(committed);
+        await handle.datasync();
+      } finally {
+        await handle.close();
+      }
+    }
+    this.#file = { code: dataset.code, handle: undefined, bytes: committed };
+    return state;
+  }
+
+  async commit({ dataset, rows, state }: SinkPage): Promise<void> {
+    const file = this.#file;
+    if (file?.code !== dataset.code) throw new SinkError(`commit of ${dataset.code} without open()`);
+    // Created at the first commit: a dataset that fails before any page leaves no empty file.
+    file.handle ??= await openPrivate(this.location(dataset), 'a');
+    if (rows.length > 0) {
+      const text = Buffer.from(ndjsonText(rows));
+      await file.handle.write(text);
+      await file.handle.datasync();
+      file.bytes += text.length;
+    }
+    await this.#store.save(dataset.key, { ...state, fileBytes: file.bytes });
+  }
+
+  async close(): Promise<void> {
+    await this.#closeFile();
+  }
+
+  async #closeFile(): Promise<void> {
+    const handle = this.#file?.handle;
+    this.#file = undefined;
+    await handle?.close();
+  }
+}
+
+async function sizeOf(path: string): Promise<number | undefined> {
+  try {
+    return (await stat(path)).size;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/** Cuts a torn last line (a crash mid-write) and returns the length kept. */
+async function cutTornLine(path: string, size: number): Promise<number> {
+  if (size === 0) return 0;
+  const handle = await openPrivate(path, 'r+');
+  try {
+    const chunk = Buffer.alloc(Math.min(size, 64 * 1024));
+    let end = size;
+    let keep = -1;
+    while (end > 0 && keep < 0) {
+      const start = Math.max(0, end - chunk.length);
+      const { bytesRead } = await handle.read(chunk, 0, end - start, start);
+      const nl = chunk.subarray(0, bytesRead).lastIndexOf(0x0a);
+      if (nl >= 0) keep = start + nl + 1;
+      end = start;
+    }
+    if (keep < 0) keep = 0;
+    if (keep < size) await handle.truncate(keep);
+    return keep;
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,37 @@
+// A sink from a `--to` spec. The database sinks are loaded on demand: their native modules
+// (DuckDB, node-postgres) cost start-up time that `lender sync --to ndjson:` and `--help` never pay.
+import type { StateStore } from '../exports/state.ts';
+import { ndjsonSink } from './ndjson-sink.ts';
+import type { Sink, SinkNotice } from './sink.ts';
+import type { SinkSpec } from './sink-spec.ts';
+
+export interface OpenSinkOptions {
+  /** NDJSON only: the state store (default <dir>/.lender-state.json). */
+  state?: StateStore;
+  /** PostgreSQL only: the schema of the tables (default 'lender'). */
+  schema?: string;
+  /** PostgreSQL: where DATABASE_URL and the PG* variables are read. Default process.env. */
+  env?: NodeJS.ProcessEnv;
+  onNotice?: (notice: SinkNotice) => void;
+}
+
+export async function openSink(spec: SinkSpec, opts: OpenSinkOptions = {}): Promise<Sink> {
+  const onNotice = opts.onNotice === undefined ? {} : { onNotice: opts.onNotice };
+  switch (spec.kind) {
+    case 'ndjson':
+      return ndjsonSink({ dir: spec.dir, ...(opts.state !== undefined && { state: opts.state }) });
+    case 'duckdb': {
+      const { duckdbSink } = await import('./duckdb-sink.ts');
+      return duckdbSink({ path: spec.path, ...onNotice });
+    }
+    case 'postgres': {
+      const { postgresSink } = await import('./postgres-sink.ts');
+      return postgresSink({
+        ...(spec.url !== undefined && { connectionString: spec.url }),
+        ...(opts.schema !== undefined && { schema: opts.schema }),
+        ...(opts.env !== undefined && { env: opts.env }),
+        ...onNotice,
+      });
+    }
+  }
+}

@@ -1,0 +1,82 @@
+// What sync() asks of a store of rows: the state committed with the rows, and a commit that
+// stores a page's rows and the state after them in one atomic step. Everything sync() promises
+// (a crash at any instant loses nothing and duplicates nothing) rests on that one step.
+import type { ExportRow } from '../core/types.ts';
+import type { RowIdentity } from '../exports/highwater.ts';
+import type { DatasetState } from '../exports/state.ts';
+
+/** The dataset a sink is loading: its code, where its state is kept, how its rows are told apart. */
+export interface SinkDataset {
+  /** The dataset code, e.g. 'D07'. */
+  code: string;
+  section: string;
+  /** The key its state is kept under (the code). */
+  key: string;
+  /** The field the rows are ordered by ('updated_at', 'created_at', ...): its newest value wins. */
+  cursorField: string;
+  /** 'key': rows are one per public_id; 'content': public_id is not unique (D16), the whole row
+   * is its identity. */
+  identity: RowIdentity;
+}
+
+/** One page to commit: its rows (possibly none) and the state to keep with them. */
+export interface SinkPage {
+  dataset: SinkDataset;
+  rows: readonly ExportRow[];
+  /** The load's state once these rows are stored: what a re-run resumes from. */
+  state: DatasetState;
+}
+
+/** Something the sink did that the user should hear of once: a column added, a type changed. */
+export interface SinkNotice {
+  dataset: string;
+  kind: 'column-added' | 'type-changed' | 'table-created';
+  message: string;
+}
+
+/**
+ * A store sync() loads datasets into. For each dataset: `open` returns the state committed last
+ * (the load resumes from it) and undoes anything written after it; then `commit` is called once per
+ * page, in order, and once more with no rows and the completed state. A commit stores the rows and
+ * the state together or not at all: that is what makes a sync exactly once.
+ *
+ * @example A sink keeping everything in memory (the shape of any sink; see docs/sinks.md)
+ * ```ts
+ * const tables = new Map<string, Map<string, ExportRow>>();
+ * const states = new Map<string, DatasetState>();
+ * const memory: Sink = {
+ *   target: 'memory',
+ *   async open(dataset) {
+ *     return states.get(dataset.key);
+ *   },
+ *   async commit({ dataset, rows, state }) {
+ *     const table = tables.get(dataset.code) ?? new Map();
+ *     for (const row of rows) table.set(String(row.public_id), row);   // upsert by identity
+ *     tables.set(dataset.code, table);
+ *     states.set(dataset.key, state);   // same step as the rows: nothing can fall between
+ *   },
+ *   location: (dataset) => `memory:${dataset.code}`,
+ *   async close() {},
+ * };
+ * await sync(client, ['D07'], { to: memory });
+ * ```
+ */
+export interface Sink {
+  /** Where the rows go, for messages: a folder, a database file, a database without its password. */
+  readonly target: string;
+  /**
+   * Optional: an exclusive hold on the sink for one run. sync() takes it before the first dataset
+   * and releases it at the end; a second run is refused (a StateLockedError) and writes nothing.
+   */
+  lock?(): Promise<{ release(): Promise<void> }>;
+  /** Starts the load of a dataset: the state committed last (undefined: never loaded). Anything
+   * written after that state (an NDJSON file's tail after a crash) is removed here. */
+  open(dataset: SinkDataset): Promise<DatasetState | undefined>;
+  /** Stores the rows and the state together, atomically. Rows replace those of the same identity
+   * (a sink that only appends, like NDJSON, says so). */
+  commit(page: SinkPage): Promise<void>;
+  /** Where the dataset's rows are, for the summary: a file path or a table name. */
+  location(dataset: SinkDataset): string;
+  /** Releases files and connections. */
+  close(): Promise<void>;
+}

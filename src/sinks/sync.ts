@@ -1,0 +1,125 @@
+// sync(): initial-then-incremental loads of datasets into a sink (NDJSON files, DuckDB,
+// PostgreSQL or your own). Each page's rows are committed together with the state that follows
+// them, so a crash at any instant resumes with nothing lost and nothing written twice.
+import type { ServiceApi } from '../core/api.ts';
+import { ConfigError, LenderError } from '../core/errors.ts';
+import type { DatasetRef } from '../core/types.ts';
+import { SyncError } from '../exports/errors.ts';
+import { describeDataset, exportPages, type ExportOptions, type ExportStream, type ResolvedDataset } from '../exports/export-stream.ts';
+import type { StateStore } from '../exports/state.ts';
+import { ndjsonSink } from './ndjson-sink.ts';
+import type { Sink, SinkDataset } from './sink.ts';
+
+/** Options of sync(): the export options except those it sets per dataset (state key, resume,
+ * bounds, sort), plus where the rows go. */
+export interface SyncOptions extends Omit<ExportOptions, 'state' | 'resume' | 'stateKey' | 'since' | 'until' | 'sort'> {
+  /** The sink the rows and their state go to: `ndjsonSink`, `duckdbSink`, `postgresSink` or your own.
+   * sync() does not close it. */
+  to?: Sink;
+  /** Shorthand for `to: ndjsonSink({ dir: out, state })`: NDJSON files in this folder. */
+  out?: string;
+  /** With `out`: the state store (default <out>/.lender-state.json). */
+  state?: StateStore;
+  /** Called with each dataset's stream before it is read, e.g. to show progress. */
+  onStream?: (stream: ExportStream) => void;
+}
+
+/** What sync() reports for one dataset: where its rows are, the kind of load, and the stream's counts. */
+export interface DatasetSyncSummary {
+  dataset: string;
+  /** The dataset's file or table. */
+  location: string;
+  mode: 'initial' | 'incremental' | 'resumed';
+  rows: number;
+  pages: number;
+  windows: number;
+  splits: number;
+  retries: number;
+}
+
+/** The summary of one dataset's stream once it has ended, as sync() returns it. */
+export function datasetSummary(stream: ExportStream, location: string): DatasetSyncSummary {
+  return { dataset: stream.dataset.code, location, mode: stream.loadMode ?? 'initial', ...stream.stats };
+}
+
+/** What a sink is told of a dataset. State is keyed by code whichever way the dataset was
+ * named, so the CLI and the catalog agree. */
+export function sinkDataset(resolved: ResolvedDataset): SinkDataset {
+  return {
+    code: resolved.code, section: resolved.section, key: resolved.code, cursorField: resolved.cursorField, identity: resolved.identity,
+  };
+}
+
+/** The available datasets of the live catalog, in catalog order. */
+export async function availableDatasets(api: ServiceApi, signal?: AbortSignal): Promise<{ section: string; dataset: string }[]> {
+  const catalog = await api.catalog(signal === undefined ? {} : { signal });
+  const refs: { section: string; dataset: string }[] = [];
+  for (const section of catalog.sections) {
+    for (const d of section.datasets) if (d.available) refs.push({ section: section.code, dataset: d.code });
+  }
+  return refs;
+}
+
+/**
+ * Loads each dataset in turn into the sink. Without a list, the catalog's available datasets.
+ * Returns a summary per dataset code. A dataset whose load fails with a service error
+ * (unavailable, retries exhausted) does not stop the others: once all were tried, a SyncError
+ * carries the summary of those loaded and the failures. An abort (signal) stops after the page
+ * being committed. Another run holding the sink's lock: a StateLockedError before anything is written.
+ *
+ * @example
+ * ```ts
+ * await sync(client, ['D01', 'D07'], { to: duckdbSink({ path: 'lender.duckdb' }) });
+ * await sync(client, ['D07'], { out: 'data/' });   // NDJSON files, state in data/.lender-state.json
+ * ```
+ */
+export async function sync(
+  api: ServiceApi,
+  datasets: readonly DatasetRef[] | undefined,
+  opts: SyncOptions,
+): Promise<Record<string, DatasetSyncSummary>> {
+  if ((opts.to === undefined) === (opts.out === undefined)) throw new ConfigError('sync() needs either `to` (a sink) or `out` (a folder), not both');
+  if (opts.to !== undefined && opts.state !== undefined) throw new ConfigError('sync(): `state` goes with `out`; a sink keeps its own state');
+  const sink = opts.to ?? ndjsonSink({ dir: opts.out!, ...(opts.state !== undefined && { state: opts.state }) });
+  try {
+    // Two runs on one sink would both load every row: the second stops here.
+    const lock = await sink.lock?.();
+    try {
+      return await syncInto(api, datasets, sink, opts);
+    } finally {
+      await lock?.release();
+    }
+  } finally {
+    if (opts.to === undefined) await sink.close();
+  }
+}
+
+async function syncInto(
+  api: ServiceApi,
+  datasets: readonly DatasetRef[] | undefined,
+  sink: Sink,
+  opts: SyncOptions,
+): Promise<Record<string, DatasetSyncSummary>> {
+  const refs = datasets ?? (await availableDatasets(api, opts.signal));
+  const { to: _to, out: _out, state: _state, onStream, ...exportOptions } = opts;
+  const summary: Record<string, DatasetSyncSummary> = {};
+  const failures: Record<string, LenderError> = {};
+  for (const ref of refs) {
+    const resolved = describeDataset(ref);
+    const dataset = sinkDataset(resolved);
+    try {
+      const previous = await sink.open(dataset);
+      const stream = exportPages(api, ref, { ...exportOptions, resume: previous ?? null, stateKey: dataset.key });
+      onStream?.(stream);
+      for await (const page of stream) await sink.commit({ dataset, rows: page.rows, state: page.checkpoint.state });
+      if (stream.completedState !== null) await sink.commit({ dataset, rows: [], state: stream.completedState });
+      summary[dataset.code] = datasetSummary(stream, sink.location(dataset));
+    } catch (error) {
+      // Anything but a service or sink error (a full disk, an abort, a bug) would fail every dataset alike.
+      if (opts.signal?.aborted === true || !(error instanceof LenderError)) throw error;
+      failures[dataset.code] = error;
+    }
+  }
+  if (Object.keys(failures).length > 0) throw new SyncError(summary, failures, refs.length);
+  return summary;
+}

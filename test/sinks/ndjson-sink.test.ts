@@ -1,0 +1,95 @@
+// The NDJSON sink's exactly-once step, driven directly: a commit records the file's length in the
+// state; open() cuts a file back to it (the lines of a page whose state was never saved), refuses
+// a file shorter than its state, and keeps whole lines for a state written before lengths were kept.
+import assert from 'node:assert/strict';
+import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { memoryState, type DatasetState } from '../../src/exports/state.ts';
+import { SinkError } from '../../src/sinks/errors.ts';
+import { ndjsonSink } from '../../src/sinks/ndjson-sink.ts';
+import type { SinkDataset } from '../../src/sinks/sink.ts';
+
+const D07: SinkDataset = { code: 'D07', section: 'S2', key: 'D07', cursorField: 'updated_at', identity: 'key' };
+
+function stateAt(n: number): DatasetState {
+  return { version: 1, dataset: 'D07', highWater: { value: `2026-01-0${n}T00:00:00.000Z`, ids: [`p${n}`] }, load: null };
+}
+const row = (n: number) => ({ public_id: `p${n}`, updated_at: `2026-01-0${n}T00:00:00.000Z` });
+
+describe('ndjsonSink', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'lender-ndjson-sink-'));
+  });
+  after(async () => rm(dir, { recursive: true, force: true }));
+
+  it('records the file length with each state and cuts the file back to it on open', async () => {
+    const out = join(dir, 'cut');
+    const store = memoryState();
+    const sink = ndjsonSink({ dir: out, state: store });
+    assert.equal(await sink.open(D07), undefined);
+    await sink.commit({ dataset: D07, rows: [row(1), row(2)], state: stateAt(2) });
+    const file = join(out, 'D07.ndjson');
+    const committed = statSync(file).size;
+    assert.equal((await store.load('D07'))?.fileBytes, committed);
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    await sink.close();
+
+    // A crash after the next page's lines were appended and before its state was saved.
+    appendFileSync(file, JSON.stringify(row(3)) + '\n' + '{"public_id":"p4","upd');
+    const again = ndjsonSink({ dir: out, state: store });
+    assert.equal((await again.open(D07))?.highWater?.value, stateAt(2).highWater!.value);
+    assert.equal(statSync(file).size, committed);
+    await again.commit({ dataset: D07, rows: [row(3)], state: stateAt(3) });
+    await again.close();
+    assert.deepEqual(readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l)), [row(1), row(2), row(3)]);
+  });
+
+  it('a file with no state is a crashed first page: it is emptied', async () => {
+    const out = join(dir, 'fresh');
+    const sink = ndjsonSink({ dir: out, state: memoryState() });
+    await sink.open(D07);
+    await sink.commit({ dataset: D07, rows: [row(1)], state: stateAt(1) });
+    await sink.close();
+    const again = ndjsonSink({ dir: out, state: memoryState() });
+    await again.open(D07);
+    await again.close();
+    assert.equal(statSync(join(out, 'D07.ndjson')).size, 0);
+  });
+
+  it('refuses a file shorter than its state says, naming it, and leaves it as it is', async () => {
+    const out = join(dir, 'short');
+    const store = memoryState();
+    const sink = ndjsonSink({ dir: out, state: store });
+    await sink.open(D07);
+    await sink.commit({ dataset: D07, rows: [row(1), row(2)], state: stateAt(2) });
+    await sink.close();
+    const file = join(out, 'D07.ndjson');
+    writeFileSync(file, JSON.stringify(row(1)) + '\n');
+    const again = ndjsonSink({ dir: out, state: store });
+    await assert.rejects(again.open(D07), (e: unknown) => e instanceof SinkError && e.message.includes(file) && /changed outside/.test(e.message));
+    assert.equal(readFileSync(file, 'utf8'), JSON.stringify(row(1)) + '\n');
+  });
+
+  it('a state without a recorded length (an older version wrote it) keeps whole lines only', async () => {
+    const out = join(dir, 'legacy');
+    const sink = ndjsonSink({ dir: out, state: memoryState({ D07: stateAt(1) }) });
+    const file = join(out, 'D07.ndjson');
+    await sink.open(D07);
+    writeFileSync(file, JSON.stringify(row(1)) + '\n{"public_id":"p2"');
+    await sink.close();
+    const again = ndjsonSink({ dir: out, state: memoryState({ D07: stateAt(1) }) });
+    await again.open(D07);
+    await again.commit({ dataset: D07, rows: [row(2)], state: stateAt(2) });
+    await again.close();
+    assert.deepEqual(readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l)), [row(1), row(2)]);
+  });
+
+  it('a commit without open() is refused', async () => {
+    const sink = ndjsonSink({ dir: join(dir, 'unopened'), state: memoryState() });
+    await assert.rejects(sink.commit({ dataset: D07, rows: [row(1)], state: stateAt(1) }), SinkError);
+  });
+});
