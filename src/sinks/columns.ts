@@ -5,6 +5,8 @@
 // the value goes, under its field name, into the row's `_mismatched` JSON column, and the
 // mismatch is reported once per run.
 import type { ExportRow } from '../core/types.ts';
+import { contentRowKey } from '../exports/highwater.ts';
+import { SinkError } from './errors.ts';
 import type { SinkDataset } from './sink.ts';
 
 export type ColumnType = 'bigint' | 'double' | 'boolean' | 'timestamptz' | 'text' | 'json';
@@ -166,4 +168,39 @@ export function describeChange(table: string, change: ShapeChange): { kind: 'col
       message: `${table}: ${m.name} had a ${m.seen} value in a ${m.column} column; such values are kept in ${MISMATCH_COLUMN}`,
     })),
   ];
+}
+
+/** A row's identity in its table: its public_id, or for a 'content' identity a key of the whole
+ * row (contentRowKey). Undefined when the row has no public_id that is a non-empty string. */
+export function identityOf(dataset: SinkDataset, row: ExportRow): string | undefined {
+  const id = row.public_id;
+  if (typeof id !== 'string' || id === '') return undefined;
+  return dataset.identity === 'content' ? contentRowKey(row) : id;
+}
+
+/**
+ * A page's rows by identity, each identity once with its last row in page order: a later read of
+ * a row is the newer one, and a database upsert may not meet one key twice in one statement.
+ * The map's order is that of each identity's last occurrence. A row without an identity cannot
+ * be stored by key: SinkError.
+ */
+export function latestByIdentity(dataset: SinkDataset, rows: readonly ExportRow[]): Map<string, ExportRow> {
+  const byKey = new Map<string, ExportRow>();
+  for (const row of rows) {
+    const key = identityOf(dataset, row);
+    if (key === undefined) {
+      throw new SinkError(`a ${dataset.code} row has no public_id (a non-empty string), so it cannot be stored by identity`);
+    }
+    byKey.delete(key);
+    byKey.set(key, row);
+  }
+  return byKey;
+}
+
+/** A value that fits a column of that type as the text a database casts to it (null for null).
+ * Timestamps keep the service's ISO text, so no fraction digit is lost on the way. */
+export function columnText(value: unknown, type: ColumnType): string | null {
+  if (value === null || value === undefined) return null;
+  if (type === 'json') return JSON.stringify(value);
+  return typeof value === 'string' ? value : String(value);
 }

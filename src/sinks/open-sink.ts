@@ -10,6 +10,8 @@ export interface OpenSinkOptions {
   state?: StateStore;
   /** PostgreSQL only: the schema of the tables (default 'lender'). */
   schema?: string;
+  /** PostgreSQL only: how long a worker's lease on a part lasts without renewal (ms). */
+  lease?: number;
   /** PostgreSQL: where DATABASE_URL and the PG* variables are read. Default process.env. */
   env?: NodeJS.ProcessEnv;
   onNotice?: (notice: SinkNotice) => void;
@@ -30,6 +32,7 @@ export async function openSink(spec: SinkSpec, opts: OpenSinkOptions = {}): Prom
         ...(spec.url !== undefined && { connectionString: spec.url }),
         ...(opts.schema !== undefined && { schema: opts.schema }),
         ...(opts.env !== undefined && { env: opts.env }),
+        ...(opts.lease !== undefined && { lease: opts.lease }),
         ...onNotice,
       });
     }

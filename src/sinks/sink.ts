@@ -4,6 +4,7 @@
 import type { ExportRow } from '../core/types.ts';
 import type { RowIdentity } from '../exports/highwater.ts';
 import type { DatasetState } from '../exports/state.ts';
+import type { LeaseBoard } from './shared-load.ts';
 
 /** The dataset a sink is loading: its code, where its state is kept, how its rows are told apart. */
 export interface SinkDataset {
@@ -79,4 +80,9 @@ export interface Sink {
   location(dataset: SinkDataset): string;
   /** Releases files and connections. */
   close(): Promise<void>;
+  /**
+   * Optional, for a sink several processes fill at once (PostgreSQL): its lease board. sync()
+   * then loads each dataset in parts claimed through it instead of calling open and commit.
+   */
+  leases?(): Promise<LeaseBoard>;
 }

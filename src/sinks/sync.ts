@@ -8,6 +8,7 @@ import { SyncError } from '../exports/errors.ts';
 import { describeDataset, exportPages, type ExportOptions, type ExportStream, type ResolvedDataset } from '../exports/export-stream.ts';
 import type { StateStore } from '../exports/state.ts';
 import { ndjsonSink } from './ndjson-sink.ts';
+import { syncShared } from './shared-load.ts';
 import type { Sink, SinkDataset } from './sink.ts';
 
 /** Options of sync(): the export options except those it sets per dataset (state key, resume,
@@ -104,7 +105,22 @@ async function syncInto(
   const { to: _to, out: _out, state: _state, onStream, ...exportOptions } = opts;
   const summary: Record<string, DatasetSyncSummary> = {};
   const failures: Record<string, LenderError> = {};
-  for (const ref of refs) {
+  const board = await sink.leases?.();
+  if (board !== undefined) {
+    const describe = (ref: DatasetRef) => {
+      const resolved = describeDataset(ref);
+      return { resolved, dataset: sinkDataset(resolved) };
+    };
+    const shared = await syncShared(api, refs, board, { ...exportOptions, ...(onStream !== undefined && { onStream }) }, describe);
+    for (const ref of refs) {
+      const { dataset } = describe(ref);
+      const done = shared.loaded.get(dataset.code);
+      if (done !== undefined) summary[dataset.code] = { dataset: dataset.code, location: sink.location(dataset), mode: done.mode, ...done.stats };
+      const failure = shared.failed.get(dataset.code);
+      if (failure !== undefined) failures[dataset.code] = failure;
+    }
+  }
+  for (const ref of board === undefined ? refs : []) {
     const resolved = describeDataset(ref);
     const dataset = sinkDataset(resolved);
     try {

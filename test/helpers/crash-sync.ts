@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import type { TestContext } from 'node:test';
 import { LenderClient } from '../../src/client/client.ts';
-import type { DatasetRef } from '../../src/core/types.ts';
+import type { DatasetRef, ExportRow } from '../../src/core/types.ts';
+import { datasetInfo } from '../../src/core/catalog.ts';
+import { contentRowKey, identityFor } from '../../src/exports/highwater.ts';
 import { SOAK, SecretScan, prng, runLender, runSeed, spawnLender, startSandboxChild, type SandboxChild } from './resilience.ts';
 import { EVERYTHING, plainWalk } from './plain-walk.ts';
 
@@ -42,7 +44,21 @@ export interface CrashRun {
   kills: number;
   byPoint: Record<string, number>;
   rows: number;
+  /** Rows the final, unkilled run loaded. */
+  finalRows: number;
   seed: number;
+}
+
+/** A row as a database sink's table is compared: its identity and its cursor value (ISO, UTC, ms). */
+export function tableIdentity(code: string, row: Record<string, unknown>): string {
+  const cursor = datasetInfo(code)!.cursorField;
+  const key = identityFor(code) === 'content' ? contentRowKey(row as ExportRow) : String(row.public_id);
+  return `${key}|${new Date(String(row[cursor])).toISOString()}`;
+}
+
+/** The identity column of a dataset's table. */
+export function keyColumnOf(code: string): string {
+  return identityFor(code) === 'content' ? '_row_key' : 'public_id';
 }
 
 /** A kill after a random time inside the load (start-up, tsx and the login, takes most of a second). */
@@ -113,8 +129,10 @@ export async function crashAndCompare(ctx: TestContext, env: CrashSandbox, targe
   env.scan.captureRun('final run', final);
   assert.equal(final.timedOut, false);
   assert.equal(final.code, 0, final.stderr);
-  const summary = JSON.parse(final.stdout.trim().split('\n').at(-1)!) as { datasets: Record<string, unknown> };
+  const summary = JSON.parse(final.stdout.trim().split('\n').at(-1)!) as { datasets: Record<string, { rows: number }> };
   assert.deepEqual(Object.keys(summary.datasets).sort(), [...DATASETS].sort());
+  // How much was left for the final run: the margin by which the load outlasted the kills.
+  const finalRows = Object.values(summary.datasets).reduce((n, d) => n + d.rows, 0);
 
   await env.sandbox.request('POST', '/__sandbox/faults', { body: { latencyMs: 0, faults: {} } });
   const client = await LenderClient.login({
@@ -132,5 +150,5 @@ export async function crashAndCompare(ctx: TestContext, env: CrashSandbox, targe
   } finally {
     await client.close();
   }
-  return { kills: done, byPoint, rows, seed };
+  return { kills: done, byPoint, rows, finalRows, seed };
 }

@@ -79,7 +79,7 @@ describe('crash and resume: lender sync --to ndjson: killed with SIGKILL at rand
     assert.equal(run.kills, KILLS);
     env.scan.captureFolder('crash sync output', out);
     const litter = readdirSync(out).filter((n) => n.endsWith('.tmp'));
-    ctx.diagnostic(`kills=${run.kills} ${JSON.stringify(run.byPoint)} rows=${run.rows} lost=0 duplicated=0 statesParsed=${statesParsed} tmpLeft=${litter.length}`);
+    ctx.diagnostic(`kills=${run.kills} ${JSON.stringify(run.byPoint)} rows=${run.rows} (final run ${run.finalRows}) lost=0 duplicated=0 statesParsed=${statesParsed} tmpLeft=${litter.length}`);
   });
 
   it('printed and wrote no password or token', () => {

@@ -4,7 +4,7 @@
 import { join, resolve } from 'node:path';
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectWithFlags } from '../connection-flags.ts';
-import { datasetCodes, parseCommandArgs, progressFlag, readingFlags } from '../args.ts';
+import { datasetCodes, durationFlag, parseCommandArgs, progressFlag, readingFlags } from '../args.ts';
 import { ProgressLine } from '../../progress.ts';
 import { ConfigError } from '../../core/errors.ts';
 import { fileState, type FileStateStore } from '../../exports/state.ts';
@@ -19,6 +19,7 @@ const OPTIONS = {
   to: { type: 'string' },
   out: { type: 'string' },
   schema: { type: 'string' },
+  lease: { type: 'string' },
   datasets: { type: 'string' },
   state: { type: 'string' },
   window: { type: 'string' },
@@ -58,6 +59,9 @@ Options:
   --to SINK             where the rows go (above)
   --out DIR             the same as --to ndjson:DIR
   --schema NAME         PostgreSQL schema of the tables (default lender)
+  --lease DURATION      PostgreSQL: how long a worker's claim on a part of a load lasts without
+                        renewal, e.g. 30s (the default) or PT1M; a stopped worker's part is taken
+                        over after it (at once when it ran on this host and its process is gone)
   --datasets LIST       comma-separated codes, e.g. D01,D07 (default: every dataset the live
                         catalog lists as available)
   --state FILE          NDJSON only: the state file (default DIR/${DEFAULT_STATE_FILE})
@@ -92,6 +96,8 @@ const command: Command = {
     const spec = sinkSpecOf(values);
     if (values.state !== undefined && spec.kind !== 'ndjson') throw new UsageError('--state goes with an NDJSON sink; a database keeps its state in itself');
     if (values.schema !== undefined && spec.kind !== 'postgres') throw new UsageError('--schema goes with a PostgreSQL sink');
+    if (values.lease !== undefined && spec.kind !== 'postgres') throw new UsageError('--lease goes with a PostgreSQL sink');
+    const lease = durationFlag(values.lease, '--lease');
     const datasets = values.datasets === undefined ? undefined : datasetCodes(values.datasets.split(',').filter((s) => s.trim() !== ''), 'dataset in --datasets');
     if (datasets !== undefined && datasets.length === 0) throw new UsageError('--datasets needs at least one code, e.g. D01,D07');
     const reading = readingFlags(values);
@@ -103,6 +109,7 @@ const command: Command = {
     const sink = await openSink(spec, {
       ...(state !== undefined && { state }),
       ...(values.schema !== undefined && { schema: values.schema }),
+      ...(lease !== undefined && { lease }),
       env: io.env,
       onNotice: (notice) => {
         const line = `lender sync: ${notice.message}`;

@@ -1,0 +1,177 @@
+// Where the PostgreSQL sink connects, resolved from its options and the environment it is given
+// (never node-postgres's own reading of process.env): a postgres:// URL, else DATABASE_URL, else
+// the PG* variables, each part falling back to its PG* variable and then to libpq's default.
+// The password comes from PGPASSWORD or the password file, or from DATABASE_URL (an environment
+// variable, like PGPASSWORD); never from a URL given as an option or on a command line, which would
+// leave it in shell history and the process list. The password is kept out of every text here.
+import { userInfo } from 'node:os';
+import type { ConnectionOptions } from 'node:tls';
+import { readFileSync } from 'node:fs';
+import { ConfigError } from '../../core/errors.ts';
+import { redactText } from '../../core/redact.ts';
+import { SinkError } from '../errors.ts';
+import { readPgpass } from './pgpass.ts';
+
+export interface PgConnectionOptions {
+  /** postgres://user@host:port/db, without a password. Default DATABASE_URL, else the PG* variables. */
+  connectionString?: string;
+  /** Where DATABASE_URL and the PG* variables are read. Default process.env. */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface PgSettings {
+  host: string;
+  port: number;
+  user: string;
+  database: string;
+  /** false: plain TCP (libpq's default `prefer` falls back to it too). */
+  ssl: false | ConnectionOptions;
+  /** The password of DATABASE_URL, when it holds one. */
+  urlPassword: string | undefined;
+  env: NodeJS.ProcessEnv;
+}
+
+// Query parameters of a URL that are understood; any other is refused rather than ignored.
+const URL_PARAMS = new Set(['host', 'port', 'user', 'dbname', 'sslmode', 'sslrootcert', 'application_name']);
+
+function parseUrl(text: string, what: string): URL {
+  try {
+    const url = new URL(text);
+    if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new Error('scheme');
+    return url;
+  } catch {
+    // The text is not echoed: it may hold a password.
+    throw new ConfigError(`${what} is not a PostgreSQL URL; the form is postgres://user@host:5432/database`);
+  }
+}
+
+function decoded(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
+/** The connection settings, without touching the network. Throws ConfigError on a bad URL. */
+export function resolveConnection(opts: PgConnectionOptions): PgSettings {
+  const env = opts.env ?? process.env;
+  let url: URL | undefined;
+  let urlPassword: string | undefined;
+  if (opts.connectionString !== undefined) {
+    url = parseUrl(opts.connectionString, 'the connection string');
+    if (url.password !== '') {
+      throw new ConfigError('a password in the connection string would be left in code, shell history or the process list; put it in PGPASSWORD or ~/.pgpass instead');
+    }
+  } else if (env.DATABASE_URL !== undefined && env.DATABASE_URL !== '') {
+    url = parseUrl(env.DATABASE_URL, 'DATABASE_URL');
+    if (url.password !== '') urlPassword = decoded(url.password);
+  }
+  const params = url?.searchParams ?? new URLSearchParams();
+  for (const name of params.keys()) {
+    if (!URL_PARAMS.has(name)) throw new ConfigError(`the PostgreSQL URL parameter '${name}' is not supported (supported: ${[...URL_PARAMS].join(', ')})`);
+  }
+  const pick = (...values: (string | undefined)[]): string | undefined => values.find((v) => v !== undefined && v !== '');
+  const host = pick(params.get('host') ?? undefined, url === undefined ? undefined : decoded(url.hostname).replace(/^\[(.*)\]$/, '$1'), env.PGHOST) ?? 'localhost';
+  const portText = pick(params.get('port') ?? undefined, url?.port, env.PGPORT) ?? '5432';
+  const port = Number(portText);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new ConfigError(`not a PostgreSQL port: ${portText}`);
+  const user = pick(params.get('user') ?? undefined, url === undefined ? undefined : decoded(url.username), env.PGUSER) ?? osUser(env);
+  const path = url === undefined ? undefined : decoded(url.pathname.replace(/^\//, ''));
+  const database = pick(params.get('dbname') ?? undefined, path, env.PGDATABASE) ?? user;
+  const sslmode = pick(params.get('sslmode') ?? undefined, env.PGSSLMODE) ?? 'prefer';
+  const rootCert = pick(params.get('sslrootcert') ?? undefined, env.PGSSLROOTCERT);
+  return { host, port, user, database, ssl: sslOptions(sslmode, rootCert), urlPassword, env };
+}
+
+/** libpq's default user: the operating system's. */
+function osUser(env: NodeJS.ProcessEnv): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return env.USER ?? env.LOGNAME ?? 'postgres';
+  }
+}
+
+function sslOptions(mode: string, rootCert: string | undefined): false | ConnectionOptions {
+  const ca = (): ConnectionOptions => {
+    if (rootCert === undefined) return {};
+    try {
+      return { ca: readFileSync(rootCert, 'utf8') };
+    } catch (error) {
+      throw new ConfigError(`cannot read the root certificate sslrootcert=${rootCert}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    }
+  };
+  switch (mode) {
+    case 'disable':
+    case 'allow':
+    case 'prefer':
+      return false;
+    case 'require':
+      // libpq's require encrypts without checking the certificate, unless a root certificate is given.
+      return rootCert === undefined ? { rejectUnauthorized: false } : { ...ca(), checkServerIdentity: () => undefined };
+    case 'verify-ca':
+      return { ...ca(), checkServerIdentity: () => undefined };
+    case 'verify-full':
+      return ca();
+    default:
+      throw new ConfigError(`sslmode must be disable, allow, prefer, require, verify-ca or verify-full, not '${mode}'`);
+  }
+}
+
+/** postgres://user@host:port/database: what the messages name, never with a password. */
+export function describeConnection(s: Pick<PgSettings, 'host' | 'port' | 'user' | 'database'>): string {
+  const host = s.host.includes(':') && !s.host.startsWith('/') ? `[${s.host}]` : s.host;
+  return `postgres://${encodeURIComponent(s.user)}@${host}:${s.port}/${encodeURIComponent(s.database)}`;
+}
+
+/**
+ * The password for the connection, asked for by node-postgres only when the server wants one:
+ * DATABASE_URL's, else PGPASSWORD, else the password file. None: an error saying where to put it.
+ */
+export async function findPassword(s: PgSettings): Promise<string> {
+  if (s.urlPassword !== undefined) return s.urlPassword;
+  if (s.env.PGPASSWORD !== undefined && s.env.PGPASSWORD !== '') return s.env.PGPASSWORD;
+  const file = await readPgpass(s.env, s);
+  if (file.password !== undefined) return file.password;
+  const ignored = 'ignored' in file && file.ignored !== undefined ? ` (${file.ignored})` : '';
+  throw new SinkError(`PostgreSQL at ${describeConnection(s)} asks for a password and none was found: set PGPASSWORD or add a line to ~/.pgpass${ignored}`);
+}
+
+/** Known secrets to cut out of any text: the password, once it is known. */
+export function scrub(text: string, secrets: readonly (string | undefined)[]): string {
+  let out = text;
+  for (const s of secrets) if (s !== undefined && s.length >= 4) out = out.split(s).join('[redacted]');
+  return redactText(out, secrets);
+}
+
+/** Error codes of node's sockets that say the server is not there. */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET']);
+
+/**
+ * Any failure of node-postgres as a SinkError naming the database (no password) and what happened,
+ * with the password cut out of the message, the server's detail and the cause.
+ */
+export function sinkErrorOf(error: unknown, target: string, secrets: readonly (string | undefined)[], doing: string): SinkError {
+  if (error instanceof SinkError) return error;
+  const e = error as { message?: unknown; code?: unknown; detail?: unknown; hint?: unknown };
+  const code = typeof e.code === 'string' ? e.code : undefined;
+  let what = scrub(typeof e.message === 'string' ? e.message : String(error), secrets);
+  if (code === '28P01' || code === '28000') what = `${what} (check PGPASSWORD or ~/.pgpass)`;
+  else if (code !== undefined && UNREACHABLE.has(code)) what = `cannot reach the server (${code}); is it running and listening there?`;
+  if (typeof e.detail === 'string' && e.detail !== '') what += `; ${scrub(e.detail, secrets)}`;
+  const cause = error instanceof Error ? scrubError(error, secrets) : undefined;
+  return new SinkError(`PostgreSQL at ${target}: ${doing} failed: ${what}`, cause === undefined ? {} : { cause });
+}
+
+/** A copy of an error with the secrets cut from its message, stack and text fields. */
+function scrubError(error: Error, secrets: readonly (string | undefined)[]): Error {
+  const copy = new Error(scrub(error.message, secrets));
+  copy.name = error.name;
+  copy.stack = scrub(error.stack ?? `${error.name}: ${error.message}`, secrets);
+  for (const key of ['code', 'detail', 'hint', 'severity', 'table', 'column', 'constraint', 'where'] as const) {
+    const value = (error as unknown as Record<string, unknown>)[key];
+    if (typeof value === 'string') (copy as unknown as Record<string, unknown>)[key] = scrub(value, secrets);
+  }
+  return copy;
+}

@@ -1,0 +1,86 @@
+// A page of rows as COPY text for a table's columns (pure). The same values as columns.ts
+// `rowValues` gives, in one pass over each row: this runs for every row synced, and checking a
+// value against its column once instead of twice (TableShape.observe, then rowValues) is most of
+// the sink's own CPU time. So the table's shape is consulted (`observe`) only for pages that bring
+// something new: a field without a column, or a field whose value did not fit for the first time.
+import type { ExportRow } from '../../core/types.ts';
+import { fits, isBookkeepingColumn, latestByIdentity, type Column } from '../columns.ts';
+import type { SinkDataset } from '../sink.ts';
+import { copyField, copyLine, UnstorableValueError } from './copy-text.ts';
+
+export interface PageLayout {
+  /** The row's fields stored in columns, in COPY order (after the key for a 'content' identity). */
+  dataColumns: readonly Column[];
+  /** Fields already known to have values that do not fit their column: no news on this page. */
+  knownMismatches: ReadonlySet<string>;
+}
+
+export type EncodedPage =
+  | { kind: 'text'; text: string; rows: number; mismatched: Set<string> }
+  /** The page has a field without a column, or a first misfit: observe it, then encode again. */
+  | { kind: 'news' };
+
+/**
+ * The rows as COPY lines: one per identity, the last row of each in page order (so one INSERT ...
+ * ON CONFLICT never meets its own key twice). Lines are the 'content' key when the dataset has one,
+ * the data columns, then `_mismatched`. With `settled` the page is encoded whatever it holds
+ * (its news were observed): fields without a column go to `_mismatched`. A row without an
+ * identity: SinkError.
+ */
+export function encodePage(dataset: SinkDataset, rows: readonly ExportRow[], layout: PageLayout, settled: boolean): EncodedPage {
+  const byKey = latestByIdentity(dataset, rows);
+  const named = new Set(layout.dataColumns.map((c) => c.name));
+  const mismatched = new Set<string>();
+  let text = '';
+  for (const [key, row] of byKey) {
+    let line: string | undefined;
+    try {
+      line = encodeRow(dataset.identity === 'content' ? key : undefined, row, layout, named, settled, mismatched);
+    } catch (error) {
+      if (error instanceof UnstorableValueError) throw new UnstorableValueError(`the row ${key} cannot be stored: ${error.message}`);
+      throw error;
+    }
+    if (line === undefined) return { kind: 'news' };
+    text += line;
+  }
+  return { kind: 'text', text, rows: byKey.size, mismatched };
+}
+
+/** One COPY line, or undefined for news (see encodePage). Misfit field names go to `mismatchedNames`. */
+function encodeRow(
+  contentKey: string | undefined, row: ExportRow, layout: PageLayout, named: ReadonlySet<string>, settled: boolean, mismatchedNames: Set<string>,
+): string | undefined {
+  const line = contentKey === undefined ? [] : [copyField(contentKey, 'text')];
+  let mismatched: Record<string, unknown> | null = null;
+  let stored = 0;
+  for (const c of layout.dataColumns) {
+    const value = row[c.name];
+    if (value === undefined) {
+      line.push('\\N');
+      continue;
+    }
+    stored += 1;
+    if (value === null) {
+      line.push('\\N');
+    } else if (fits(value, c.type)) {
+      line.push(copyField(value, c.type));
+    } else {
+      if (!settled && !layout.knownMismatches.has(c.name)) return undefined;
+      line.push('\\N');
+      (mismatched ??= {})[c.name] = value;
+      mismatchedNames.add(c.name);
+    }
+  }
+  // Fields beside the columns (new fields, or bookkeeping names the row itself carries): only
+  // looked for when the row has more fields than it has values in columns.
+  if (stored < Object.keys(row).length) {
+    for (const [name, value] of Object.entries(row)) {
+      // A field seen only as null has no column yet and loses nothing.
+      if (value === undefined || value === null || named.has(name)) continue;
+      if (!settled && !isBookkeepingColumn(name)) return undefined;
+      (mismatched ??= {})[name] = value;
+    }
+  }
+  line.push(copyField(mismatched, 'json'));
+  return copyLine(line);
+}

@@ -1,0 +1,105 @@
+// SQL text for the PostgreSQL sink (pure): quoted names, the column types, and the statements
+// that create the tables and merge a staged page into its table.
+import { randomBytes } from 'node:crypto';
+import { MISMATCH_COLUMN, type Column, type ColumnType } from '../columns.ts';
+
+/** An identifier in double quotes, so any field name (mixed case, spaces, keywords) is a column. */
+export function ident(name: string): string {
+  if (name.includes('\u0000')) throw new Error('an identifier cannot hold a NUL character');
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * `text` as a dollar-quoted literal: taken as it is whatever the server's settings, with a tag that
+ * first appears where it closes the literal (not inside the text, nor formed by its end: 'a$lender').
+ */
+export function dollarQuoted(text: string): string {
+  if (text.includes('\u0000')) throw new Error('a literal cannot hold a NUL character');
+  let tag = '$lender$';
+  while (`${text}${tag}`.indexOf(tag) !== text.length) tag = `$lender_${randomBytes(4).toString('hex')}$`;
+  return `${tag}${text}${tag}`;
+}
+
+export function qualified(schema: string, table: string): string {
+  return `${ident(schema)}.${ident(table)}`;
+}
+
+const SQL_TYPE: Record<ColumnType, string> = {
+  bigint: 'BIGINT',
+  double: 'DOUBLE PRECISION',
+  boolean: 'BOOLEAN',
+  timestamptz: 'TIMESTAMPTZ',
+  text: 'TEXT',
+  json: 'JSONB',
+};
+
+export function sqlType(type: ColumnType): string {
+  return SQL_TYPE[type];
+}
+
+/**
+ * The column type of an existing column, from its PostgreSQL type (format_type). Columns made by
+ * this sink map back exactly; a column someone changed by hand gets the nearest type, so values
+ * that do not fit it go to `_mismatched` rather than failing the load.
+ */
+export function columnTypeOf(pgType: string): ColumnType {
+  const t = pgType.toLowerCase();
+  if (t === 'bigint' || t === 'integer' || t === 'smallint') return 'bigint';
+  if (t === 'double precision' || t === 'real' || t.startsWith('numeric')) return 'double';
+  if (t === 'boolean') return 'boolean';
+  if (t.startsWith('timestamp')) return 'timestamptz';
+  if (t === 'jsonb' || t === 'json') return 'json';
+  return 'text';
+}
+
+/** The table of a dataset: every column, `_mismatched`, and the identity as primary key. */
+export function createTableSql(table: string, columns: readonly Column[], key: string): string {
+  const defs = columns.map((c) => `${ident(c.name)} ${sqlType(c.type)}${c.name === key ? ' NOT NULL' : ''}`);
+  defs.push(`${ident(MISMATCH_COLUMN)} JSONB`);
+  defs.push(`PRIMARY KEY (${ident(key)})`);
+  return `CREATE TABLE IF NOT EXISTS ${table} (${defs.join(', ')})`;
+}
+
+export function createStateTableSql(table: string): string {
+  return `CREATE TABLE IF NOT EXISTS ${table} (key TEXT PRIMARY KEY, state JSONB NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now())`;
+}
+
+export function addColumnsSql(table: string, columns: readonly Column[]): string {
+  return `ALTER TABLE ${table} ${columns.map((c) => `ADD COLUMN IF NOT EXISTS ${ident(c.name)} ${sqlType(c.type)}`).join(', ')}`;
+}
+
+/** A temporary table of the connection with the staged columns, emptied at each commit. */
+export function createStageSql(stage: string, columns: readonly Column[]): string {
+  return `CREATE TEMP TABLE ${ident(stage)} (${columns.map((c) => `${ident(c.name)} ${sqlType(c.type)}`).join(', ')}) ON COMMIT DELETE ROWS`;
+}
+
+/** `stage`: the staging table's quoted name, as all statements below take it. */
+export function copyIntoStageSql(stage: string, columns: readonly Column[]): string {
+  return `COPY ${stage} (${columns.map((c) => ident(c.name)).join(', ')}) FROM STDIN`;
+}
+
+/**
+ * Staged rows into the table: new identities inserted, known ones replaced unless the table's
+ * version is newer by the cursor field (a late, older read never overwrites a newer version).
+ * Rows go in identity order, so two transactions merging overlapping pages take their row locks in
+ * the same order and cannot deadlock.
+ */
+export function mergeSql(table: string, stage: string, columns: readonly Column[], key: string, cursor: string | undefined): string {
+  const names = columns.map((c) => ident(c.name));
+  const updates = columns.filter((c) => c.name !== key).map((c) => `${ident(c.name)} = excluded.${ident(c.name)}`);
+  const k = ident(key);
+  let sql = `INSERT INTO ${table} AS t (${names.join(', ')}) SELECT ${names.join(', ')} FROM ${stage} ORDER BY ${k} ON CONFLICT (${k}) `;
+  if (updates.length === 0) return `${sql}DO NOTHING`;
+  sql += `DO UPDATE SET ${updates.join(', ')}`;
+  if (cursor !== undefined) {
+    const c = ident(cursor);
+    sql += ` WHERE t.${c} IS NULL OR excluded.${c} >= t.${c}`;
+  }
+  return sql;
+}
+
+/** `key` and `json`: literals (see dollarQuoted). */
+export function saveStateSql(table: string, key: string, json: string): string {
+  return `INSERT INTO ${table} (key, state, updated_at) VALUES (${key}, ${json}::jsonb, now()) ` +
+    'ON CONFLICT (key) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at';
+}

@@ -1,0 +1,337 @@
+// The statements of one PgStore transaction: tables made on demand, a page of rows merged into
+// its table, a state saved, statements of the caller's own.
+//
+// Round trips are what a commit costs most while the process is busy reading the next page: each
+// one waits for the event loop. So statements whose results are not needed (BEGIN, the merge,
+// the state, COMMIT) are not sent on their own: they wait in a batch that goes, as one
+// multi-statement query, in front of the next statement that needs a round trip anyway (the
+// page's COPY) or with COMMIT. A page so costs three round trips (BEGIN + COPY: two; merge +
+// state + COMMIT: one) instead of six.
+import { createHash } from 'node:crypto';
+import type { PoolClient, QueryResult, QueryResultRow } from 'pg';
+import type { ExportRow } from '../../core/types.ts';
+import type { DatasetState } from '../../exports/state.ts';
+import {
+  describeChange, initialColumns, isBookkeepingColumn, keyColumn, MISMATCH_COLUMN, ROW_KEY_COLUMN, TableShape, type Column,
+} from '../columns.ts';
+import { SinkError } from '../errors.ts';
+import type { SinkDataset, SinkNotice } from '../sink.ts';
+import { UnstorableValueError } from './copy-text.ts';
+import { encodePage, type EncodedPage } from './encode-page.ts';
+import {
+  addColumnsSql, columnTypeOf, dollarQuoted, copyIntoStageSql, createStageSql, createStateTableSql, createTableSql, ident, mergeSql, qualified,
+  saveStateSql,
+} from './sql.ts';
+
+export const STATE_TABLE = '_lender_state';
+const DDL_LOCK_TIMEOUT = '60s';
+
+/** The table name of a dataset: its code lower-cased. */
+export function datasetTable(dataset: Pick<SinkDataset, 'code'>): string {
+  return dataset.code.toLowerCase();
+}
+
+/** A table as a store knows it: its columns (the shape) and whether the store created it. */
+export interface KnownTable {
+  shape: TableShape;
+  /** Created by this store (this run): its columns are not news, the table-created notice says it. */
+  fresh: boolean;
+  /** Fields whose misfits were observed (and told) already. */
+  knownMismatches: Set<string>;
+}
+
+/** What a transaction needs of its store. */
+export interface StoreContext {
+  readonly schema: string;
+  readonly tables: Map<string, KnownTable>;
+  /** Tables this store created (committed): their columns stay no news for the store's life. */
+  readonly created: Set<string>;
+  /** The error as a SinkError naming the store, with the password cut out. */
+  error(error: unknown, doing: string): SinkError;
+  /** The staging tables a connection has, by name, with the columns they were made with. */
+  stagesOf(client: PoolClient): Map<string, string>;
+}
+
+/** What a transaction did that its store acts on once it committed or rolled back. */
+export interface TxEffects {
+  notices: SinkNotice[];
+  /** Tables whose definition (or the store's knowledge of it) the transaction changed. */
+  touched: Set<string>;
+  /** Tables it created. */
+  created: Set<string>;
+}
+
+/** The statements of one PgStore transaction: made by `store.transaction(fn)`, valid inside `fn`. */
+export class PgTransaction {
+  readonly #client: PoolClient;
+  readonly #store: StoreContext;
+  readonly #effects: TxEffects;
+  /** Statements sent with the next round trip: BEGIN first, then those whose results are not needed. */
+  readonly #batch: { sql: string; doing: string }[] = [{ sql: 'BEGIN', doing: 'starting a transaction' }];
+  #begun = false;
+  #ddlLocked = false;
+  /** Staging tables filled in this transaction. */
+  readonly #staged = new Set<string>();
+
+  /** @internal Made by PgStore.transaction. */
+  constructor(store: StoreContext, client: PoolClient, effects: TxEffects) {
+    this.#store = store;
+    this.#client = client;
+    this.#effects = effects;
+  }
+
+  /** A statement of the caller's own, in this transaction; failures come as SinkErrors. */
+  async query<R extends QueryResultRow = QueryResultRow>(sql: string, params: unknown[] = []): Promise<QueryResult<R>> {
+    return this.#run<R>(sql, params, 'a statement');
+  }
+
+  tableName(dataset: Pick<SinkDataset, 'code'>): string {
+    return `${this.#store.schema}.${datasetTable(dataset)}`;
+  }
+
+  /**
+   * Creates what is missing of the schema, the state table and the dataset's table (under the
+   * DDL lock, committed with the transaction) and learns the table's columns.
+   */
+  async ensureTable(dataset: SinkDataset): Promise<TableShape> {
+    const table = this.tableName(dataset);
+    const known = this.#store.tables.get(table);
+    if (known !== undefined) return known.shape;
+    const schema = this.#store.schema;
+    const name = datasetTable(dataset);
+    const names = [ident(schema), qualified(schema, STATE_TABLE), qualified(schema, name)];
+    const exists = async (): Promise<boolean[]> => {
+      const r = await this.#run<{ s: boolean; st: boolean; t: boolean }>(
+        'SELECT to_regnamespace($1) IS NOT NULL AS s, to_regclass($2) IS NOT NULL AS st, to_regclass($3) IS NOT NULL AS t', names, 'looking for the tables',
+      );
+      return [r.rows[0]!.s, r.rows[0]!.st, r.rows[0]!.t];
+    };
+    // Looked up first, without the lock: where everything exists (the usual case, or a database
+    // prepared by its owner for a user without CREATE rights) nothing is created.
+    let [hasSchema, hasState, hasTable] = await exists();
+    let created = false;
+    if (!hasSchema || !hasState || !hasTable) {
+      await this.#lockDdl();
+      [hasSchema, hasState, hasTable] = await exists();
+      this.#effects.touched.add(table);
+      if (!hasSchema) await this.#run(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`, [], 'creating the schema');
+      if (!hasState) await this.#run(createStateTableSql(qualified(schema, STATE_TABLE)), [], 'creating the state table');
+      if (!hasTable) {
+        await this.#run(createTableSql(qualified(schema, name), initialColumns(dataset), keyColumn(dataset)), [], `creating ${table}`);
+        created = true;
+        this.#effects.created.add(table);
+        this.#effects.notices.push({ dataset: dataset.code, kind: 'table-created', message: `${table}: new table` });
+      }
+    }
+    const shape = new TableShape(await this.#columnsOf(dataset));
+    this.#store.tables.set(table, { shape, fresh: created || this.#store.created.has(table), knownMismatches: new Set() });
+    return shape;
+  }
+
+  /**
+   * Stores rows of the dataset: each replaces the stored row of its identity unless that one is
+   * newer by the cursor field; within the rows, the last of an identity wins. New fields become
+   * new columns. Returns the number of distinct identities in the rows. The merge itself runs
+   * with the next statement that needs a round trip, at the latest with COMMIT; its failure fails
+   * that statement or the commit.
+   */
+  async mergeRows(dataset: SinkDataset, rows: readonly ExportRow[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    const table = this.tableName(dataset);
+    await this.ensureTable(dataset);
+    let known = this.#store.tables.get(table)!;
+    let page = this.#encode(dataset, rows, known, false);
+    if (page === undefined) {
+      known = await this.#observe(dataset, rows, known);
+      page = this.#encode(dataset, rows, known, true)!;
+    }
+    for (const name of page.mismatched) known.knownMismatches.add(name);
+
+    const staged = stagedColumns(dataset, known.shape);
+    const stage = this.#stage(dataset, staged);
+    await this.#copy(copyIntoStageSql(stage, staged), page.text);
+    const key = keyColumn(dataset);
+    const cursor = staged.some((c) => c.name === dataset.cursorField) && dataset.cursorField !== key ? dataset.cursorField : undefined;
+    this.#defer(mergeSql(qualified(this.#store.schema, datasetTable(dataset)), stage, staged, key, cursor), `merging rows into ${table}`);
+    return page.rows;
+  }
+
+  /** Saves a state document under `key` (a dataset's state: its code); sent with the commit. */
+  async saveState(key: string, state: DatasetState): Promise<void> {
+    // Inlined (dollar-quoted) rather than a parameter, so it can wait in the batch.
+    this.#defer(saveStateSql(qualified(this.#store.schema, STATE_TABLE), dollarQuoted(key), dollarQuoted(JSON.stringify(state))), 'saving the state');
+  }
+
+  /** The state saved under `key`, as this transaction sees it (with a lock on the row when
+   * `forUpdate`); undefined when there is none. */
+  async loadState(key: string, forUpdate = false): Promise<DatasetState | undefined> {
+    const sql = `SELECT state FROM ${qualified(this.#store.schema, STATE_TABLE)} WHERE key = $1${forUpdate ? ' FOR UPDATE' : ''}`;
+    const r = await this.#run<{ state: DatasetState }>(sql, [key], 'reading the state');
+    return r.rows[0]?.state;
+  }
+
+  /** @internal The batch and COMMIT in one round trip; whether the server committed. */
+  async commit(): Promise<boolean> {
+    this.#defer('COMMIT', 'committing');
+    const results = await this.#flush();
+    // COMMIT of a transaction in which a statement failed (its error swallowed) answers ROLLBACK.
+    return results.at(-1)?.command === 'COMMIT';
+  }
+
+  /** @internal Whether BEGIN was sent: only then is there anything to roll back. */
+  get begun(): boolean {
+    return this.#begun;
+  }
+
+  /** The page as COPY text; undefined when it brings news for the table's shape (unless settled). */
+  #encode(dataset: SinkDataset, rows: readonly ExportRow[], known: KnownTable, settled: boolean) {
+    const table = this.tableName(dataset);
+    const dataColumns = known.shape.columns.filter((c) => !isBookkeepingColumn(c.name));
+    let page: EncodedPage;
+    try {
+      page = encodePage(dataset, rows, { dataColumns, knownMismatches: known.knownMismatches }, settled);
+    } catch (error) {
+      if (error instanceof UnstorableValueError) throw new SinkError(`${table}: ${error.message}`);
+      throw error;
+    }
+    return page.kind === 'news' ? undefined : page;
+  }
+
+  /**
+   * A page with new fields or first misfits: the shape observes it, new fields become columns
+   * (under the DDL lock, in this transaction) and notices are kept for the commit.
+   */
+  async #observe(dataset: SinkDataset, rows: readonly ExportRow[], known: KnownTable): Promise<KnownTable> {
+    const table = this.tableName(dataset);
+    // What is learnt here (columns, misfits told) holds only if the transaction commits.
+    this.#effects.touched.add(table);
+    let change = known.shape.observe(rows);
+    if (change.added.length > 0) {
+      await this.#lockDdl();
+      await this.#run(addColumnsSql(qualified(this.#store.schema, datasetTable(dataset)), change.added), [], `adding columns to ${table}`);
+      // Another process may have added the same field first, with another type: the table decides.
+      const actual = await this.#columnsOf(dataset);
+      if (change.added.some((c) => actual.find((a) => a.name === c.name)?.type !== c.type)) {
+        known = { ...known, shape: new TableShape(actual) };
+        this.#store.tables.set(table, known);
+        const again = known.shape.observe(rows);
+        change = { added: change.added.filter((c) => actual.some((a) => a.name === c.name && a.type === c.type)), mismatched: again.mismatched };
+      }
+    }
+    for (const notice of describeChange(table, change)) {
+      // Columns of a table this run created are not news: the table-created notice says it.
+      if (notice.kind === 'column-added' && known.fresh) continue;
+      this.#effects.notices.push({ dataset: dataset.code, ...notice });
+    }
+    return known;
+  }
+
+  /**
+   * The connection's staging table for the dataset, with exactly these columns, as a quoted name.
+   * It lives as long as the connection and is emptied at each commit: creating a table per page
+   * cost more than the COPY itself. Made anew when the columns changed. The statements that make
+   * or empty it go with the COPY.
+   */
+  #stage(dataset: SinkDataset, columns: readonly Column[]): string {
+    const name = `_lender_stage_${datasetTable(dataset)}`;
+    const quoted = `pg_temp.${ident(name)}`;
+    const stages = this.#store.stagesOf(this.#client);
+    const signature = JSON.stringify(columns);
+    if (stages.get(name) !== signature) {
+      this.#defer(`DROP TABLE IF EXISTS ${quoted}`, 'replacing the staging table');
+      this.#defer(createStageSql(name, columns), 'creating the staging table');
+      stages.set(name, signature);
+    } else if (this.#staged.has(name)) {
+      // Merged from already in this transaction: it still holds those rows.
+      this.#defer(`TRUNCATE ${quoted}`, 'emptying the staging table');
+    }
+    this.#staged.add(name);
+    return quoted;
+  }
+
+  /** COPY of the text, with the waiting batch in front of it in the same round trip. */
+  async #copy(sql: string, text: string): Promise<void> {
+    const { from: copyFrom } = await import('pg-copy-streams');
+    const batch = this.#take();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const stream = this.#client.query(copyFrom([...batch.map((s) => s.sql), sql].join(';\n')));
+        stream.once('error', reject);
+        stream.once('finish', resolve);
+        stream.end(text);
+      });
+    } catch (error) {
+      throw this.#store.error(error, describeBatch([...batch, { sql, doing: 'copying rows' }]));
+    }
+  }
+
+  /**
+   * One lock per schema for creating and altering tables, held to the end of the transaction.
+   * Waits for locks are bounded from here on: an ALTER TABLE queued behind someone's long query
+   * on the table would otherwise hold up every reader and writer of it behind itself.
+   */
+  async #lockDdl(): Promise<void> {
+    if (this.#ddlLocked) return;
+    this.#defer(`SET LOCAL lock_timeout = '${DDL_LOCK_TIMEOUT}'`, 'bounding lock waits');
+    const digest = createHash('sha256').update(`lender-streams ddl ${this.#store.schema}`).digest();
+    await this.#run('SELECT pg_advisory_xact_lock($1::bigint)', [digest.readBigInt64BE(0).toString()], 'waiting for the schema lock');
+    this.#ddlLocked = true;
+  }
+
+  /** The table's columns as they are in the database (without `_mismatched`). */
+  async #columnsOf(dataset: SinkDataset): Promise<Column[]> {
+    const r = await this.#run<{ name: string; type: string }>(
+      'SELECT attname AS name, format_type(atttypid, atttypmod) AS type FROM pg_attribute ' +
+        'WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped ORDER BY attnum',
+      [qualified(this.#store.schema, datasetTable(dataset))], 'reading the columns',
+    );
+    return r.rows.filter((c) => c.name !== MISMATCH_COLUMN).map((c) => ({ name: c.name, type: columnTypeOf(c.type) }));
+  }
+
+  #defer(sql: string, doing: string): void {
+    this.#batch.push({ sql, doing });
+  }
+
+  /** The waiting batch, emptied: about to be sent. */
+  #take(): { sql: string; doing: string }[] {
+    const batch = this.#batch.splice(0);
+    if (batch[0]?.sql === 'BEGIN') this.#begun = true;
+    return batch;
+  }
+
+  /** Sends the waiting batch as one multi-statement query. */
+  async #flush(): Promise<QueryResult[]> {
+    if (this.#batch.length === 0) return [];
+    const batch = this.#take();
+    try {
+      const result = (await this.#client.query(batch.map((s) => s.sql).join(';\n'))) as QueryResult | QueryResult[];
+      return Array.isArray(result) ? result : [result];
+    } catch (error) {
+      throw this.#store.error(error, describeBatch(batch));
+    }
+  }
+
+  async #run<R extends QueryResultRow = QueryResultRow>(sql: string, params: unknown[], doing: string): Promise<QueryResult<R>> {
+    await this.#flush();
+    try {
+      return await this.#client.query<R>(sql, params);
+    } catch (error) {
+      throw this.#store.error(error, doing);
+    }
+  }
+}
+
+/** The columns COPY fills: the 'content' key when there is one, the data columns, `_mismatched`. */
+function stagedColumns(dataset: SinkDataset, shape: TableShape): Column[] {
+  return [
+    ...(keyColumn(dataset) === ROW_KEY_COLUMN ? [{ name: ROW_KEY_COLUMN, type: 'text' as const }] : []),
+    ...shape.columns.filter((c) => !isBookkeepingColumn(c.name)),
+    { name: MISMATCH_COLUMN, type: 'json' },
+  ];
+}
+
+/** What a batch was doing, for an error message: its statements' purposes, BEGIN left out. */
+function describeBatch(batch: readonly { sql: string; doing: string }[]): string {
+  const doing = batch.filter((s) => s.sql !== 'BEGIN').map((s) => s.doing);
+  return doing.length === 0 ? 'starting a transaction' : doing.join(', ');
+}

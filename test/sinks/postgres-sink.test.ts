@@ -1,0 +1,653 @@
+// The PostgreSQL sink against a real PostgreSQL cluster (test/helpers/postgres.ts) and the sandbox
+// over real HTTPS: sync() equals the reference walk, incremental runs keep each row once in its
+// latest version, columns evolve, a commit is all or nothing, passwords never show, and several
+// writers share a database. The pure parts (COPY text, the password file, connection settings)
+// are tested directly first.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { Agent, request } from 'undici';
+import { ConfigError } from '../../src/core/errors.ts';
+import type { DatasetCode } from '../../src/core/catalog.ts';
+import type { ExportRow } from '../../src/core/types.ts';
+import { canonicalJson, contentRowKey } from '../../src/exports/highwater.ts';
+import type { DatasetState } from '../../src/exports/state.ts';
+import { fits, initialColumns, isBookkeepingColumn, rowValues, TableShape } from '../../src/sinks/columns.ts';
+import { SinkError } from '../../src/sinks/errors.ts';
+import { postgresSink } from '../../src/sinks/postgres-sink.ts';
+import { describeConnection, resolveConnection } from '../../src/sinks/postgres/connection.ts';
+import { copyField } from '../../src/sinks/postgres/copy-text.ts';
+import { dollarQuoted } from '../../src/sinks/postgres/sql.ts';
+import { encodePage } from '../../src/sinks/postgres/encode-page.ts';
+import { pgpassLookup } from '../../src/sinks/postgres/pgpass.ts';
+import { PgStore } from '../../src/sinks/postgres/store.ts';
+import type { Sink, SinkDataset, SinkNotice } from '../../src/sinks/sink.ts';
+import { sync } from '../../src/sinks/sync.ts';
+import { main } from '../../src/cli/main.ts';
+import { fixture, type Fixture } from '../exports/helpers.ts';
+import { memoryIo } from '../helpers/memory-io.ts';
+import { EVERYTHING, plainWalk } from '../helpers/plain-walk.ts';
+import { adminQuery, createDatabase, startPostgres, type PgCluster, type PgDatabase } from '../helpers/postgres.ts';
+
+// ---------------------------------------------------------------- pure parts
+
+describe('COPY text', () => {
+  test('tabs, newlines, carriage returns and backslashes are escaped; NULL is \\N', () => {
+    assert.equal(copyField('a\tb\nc\rd\\e', 'text'), 'a\\tb\\nc\\rd\\\\e');
+    assert.equal(copyField(null, 'text'), '\\N');
+    assert.equal(copyField('\\N', 'text'), '\\\\N', 'the text \\N is not NULL');
+    // JSON escapes first (\t, \", \\), then COPY doubles every backslash.
+    assert.equal(copyField({ a: 'x\ty"\\' }, 'json'), String.raw`{"a":"x\\ty\\"\\\\"}`);
+    assert.equal(copyField(true, 'boolean'), 't');
+    assert.equal(copyField(-12, 'bigint'), '-12');
+    assert.throws(() => copyField('a\u0000b', 'text'), /NUL/);
+    assert.throws(() => copyField({ a: 'x\u0000' }, 'json'), /NUL/);
+    assert.equal(copyField({ a: '\\u0000' }, 'json'), '{"a":"\\\\\\\\u0000"}', 'the letters \\u0000 are not a NUL');
+  });
+
+  test('a page encodes to the values of rowValues, one line per identity, the last occurrence winning', () => {
+    const dataset: SinkDataset = { code: 'D42', section: 'S9', key: 'D42', cursorField: 'updated_at', identity: 'key' };
+    const field = fc.constantFrom('a', 'b', 'c', '_mismatched', '_row_key', 'updated_at');
+    const value = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double({ noNaN: true }), fc.string(), fc.constant('2025-01-02T03:04:05.678Z'), fc.array(fc.integer(), { maxLength: 2 }));
+    const row = fc.record({ public_id: fc.constantFrom('p1', 'p2', 'p3'), fields: fc.dictionary(field, value, { maxKeys: 5 }) })
+      .map(({ public_id, fields }) => ({ ...fields, public_id }) as ExportRow);
+    fc.assert(fc.property(fc.array(row, { minLength: 1, maxLength: 8 }), (rows) => {
+      const shape = new TableShape(initialColumns(dataset));
+      shape.observe(rows);
+      const dataColumns = shape.columns.filter((c) => !isBookkeepingColumn(c.name));
+      const page = encodePage(dataset, rows, { dataColumns, knownMismatches: new Set() }, true);
+      assert.equal(page.kind, 'text');
+      if (page.kind !== 'text') return;
+      const last = new Map<string, ExportRow>();
+      for (const r of rows) {
+        last.delete(r.public_id as string);
+        last.set(r.public_id as string, r);
+      }
+      const expected = [...last.values()].map((r) => {
+        const { values, mismatched } = rowValues(r, shape);
+        return [...dataColumns.map((c) => copyField(values.get(c.name), c.type)), copyField(mismatched, 'json')].join('\t');
+      });
+      // _mismatched's keys may come in another order: compare it as JSON.
+      const lines = page.text.split('\n').slice(0, -1).map((l) => l.split('\t'));
+      assert.equal(lines.length, expected.length);
+      lines.forEach((fields, i) => {
+        const want = expected[i]!.split('\t');
+        assert.deepEqual(fields.slice(0, -1), want.slice(0, -1));
+        const json = (s: string) => (s === '\\N' ? null : JSON.parse(s.replace(/\\\\/g, '\\')) as unknown);
+        assert.deepEqual(json(fields.at(-1)!), json(want.at(-1)!));
+      });
+    }), { numRuns: 300 });
+  });
+
+  test('unseen fields and first misfits are news until observed; known misfits are not', () => {
+    const dataset: SinkDataset = { code: 'D42', section: 'S9', key: 'D42', cursorField: 'updated_at', identity: 'key' };
+    const shape = new TableShape([...initialColumns(dataset), { name: 'n', type: 'bigint' }]);
+    const dataColumns = shape.columns.filter((c) => !isBookkeepingColumn(c.name));
+    const layout = { dataColumns, knownMismatches: new Set<string>() };
+    assert.equal(encodePage(dataset, [{ public_id: 'p', n: 1 }], layout, false).kind, 'text');
+    assert.equal(encodePage(dataset, [{ public_id: 'p', fresh: 1 }], layout, false).kind, 'news');
+    assert.equal(encodePage(dataset, [{ public_id: 'p', fresh: null }], layout, false).kind, 'text', 'a null field brings no column');
+    assert.equal(encodePage(dataset, [{ public_id: 'p', n: 'x' }], layout, false).kind, 'news');
+    assert.equal(encodePage(dataset, [{ public_id: 'p', n: 'x' }], { dataColumns, knownMismatches: new Set(['n']) }, false).kind, 'text');
+    assert.throws(() => encodePage(dataset, [{ n: 1 }], layout, false), (error: unknown) => error instanceof SinkError && /no public_id/.test(error.message));
+    const d16: SinkDataset = { ...dataset, identity: 'content' };
+    const twins = [{ public_id: 'p', x: 1, updated_at: 't' }, { public_id: 'p', x: 2, updated_at: 't' }, { public_id: 'p', x: 1, updated_at: 't' }];
+    const shape16 = new TableShape(initialColumns(d16));
+    shape16.observe(twins);
+    const page = encodePage(d16, twins, { dataColumns: shape16.columns.filter((c) => !isBookkeepingColumn(c.name)), knownMismatches: new Set() }, true);
+    assert.ok(page.kind === 'text' && page.rows === 2, 'two distinct rows of one public_id, the repeat once');
+    assert.ok(page.kind === 'text' && page.text.startsWith(`${contentRowKey(twins[1]!)}\t`), 'content key first, in last-occurrence order');
+  });
+});
+
+describe('loading', () => {
+  test('importing the sink (and the package) loads no PostgreSQL driver: only connecting does', () => {
+    const script = [
+      "import { createRequire } from 'node:module';",
+      `await import(${JSON.stringify(new URL('../../src/sinks/postgres-sink.ts', import.meta.url).pathname)});`,
+      `await import(${JSON.stringify(new URL('../../src/index.ts', import.meta.url).pathname)});`,
+      'const loaded = Object.keys(createRequire(import.meta.url).cache).filter((k) => /node_modules[\\/]pg/.test(k));',
+      'process.stdout.write(String(loaded.length));',
+    ].join('\n');
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    assert.equal(out, '0');
+  });
+});
+
+describe('SQL literals', () => {
+  test('a dollar-quoted literal closes where it ends, whatever the text holds', () => {
+    for (const text of ['', 'plain', '$lender$', 'ends with $lender', '$lender', "it's \\ $$ $x$"]) {
+      const quoted = dollarQuoted(text);
+      const tag = /^\$[a-z_0-9]*\$/.exec(quoted)![0];
+      assert.equal(quoted.indexOf(tag, tag.length), tag.length + text.length, JSON.stringify(text));
+      assert.equal(quoted.slice(tag.length, -tag.length), text);
+    }
+  });
+});
+
+describe('connection settings', () => {
+  test('a URL, else DATABASE_URL, else the PG* variables of the given environment; defaults as libpq', () => {
+    const env = { PGHOST: 'envhost', PGPORT: '6000', PGUSER: 'envuser', PGDATABASE: 'envdb' };
+    const fromUrl = resolveConnection({ connectionString: 'postgres://u@h:5433/d?sslmode=disable', env });
+    assert.deepEqual([fromUrl.host, fromUrl.port, fromUrl.user, fromUrl.database, fromUrl.ssl], ['h', 5433, 'u', 'd', false]);
+    const partial = resolveConnection({ connectionString: 'postgresql://h2/', env });
+    assert.deepEqual([partial.host, partial.port, partial.user, partial.database], ['h2', 6000, 'envuser', 'envdb']);
+    const fromEnv = resolveConnection({ env });
+    assert.equal(describeConnection(fromEnv), 'postgres://envuser@envhost:6000/envdb');
+    const fromDatabaseUrl = resolveConnection({ env: { ...env, DATABASE_URL: 'postgres://dbu:s3cret-pw@dbhost/dbname' } });
+    assert.equal(describeConnection(fromDatabaseUrl), 'postgres://dbu@dbhost:6000/dbname', 'a part the URL lacks comes from PG*');
+    assert.equal(fromDatabaseUrl.urlPassword, 's3cret-pw');
+    const bare = resolveConnection({ env: { PGUSER: 'only' } });
+    assert.deepEqual([bare.host, bare.port, bare.database], ['localhost', 5432, 'only']);
+    assert.deepEqual(resolveConnection({ env: { PGSSLMODE: 'require' } }).ssl, { rejectUnauthorized: false });
+  });
+
+  test('a password in the connection string, a bad URL or an unknown parameter is refused without echoing it', () => {
+    const secret = 'hunter2-very-secret';
+    for (const connectionString of [`postgres://u:${secret}@h/d`, `postgres://u@h/d?password=${secret}`, `http://u:${secret}@h/d`, `postgres://u:${secret}@h:99999999/d`]) {
+      assert.throws(() => resolveConnection({ connectionString, env: {} }), (error: unknown) => {
+        assert.ok(error instanceof ConfigError, String(error));
+        assert.ok(!error.message.includes(secret), error.message);
+        return true;
+      });
+      assert.throws(() => postgresSink({ connectionString, env: {} }), ConfigError);
+    }
+  });
+
+  test('the password file: first matching line, wildcards, escapes, sockets as localhost', () => {
+    const file = [
+      '# comment',
+      'otherhost:5432:*:u:wrong',
+      'h:*:db:u:pa\\:ss\\\\word',
+      '*:*:*:*:fallback',
+    ].join('\n');
+    assert.equal(pgpassLookup(file, { host: 'h', port: 5432, database: 'db', user: 'u' }), 'pa:ss\\word');
+    assert.equal(pgpassLookup(file, { host: 'h', port: 5432, database: 'other', user: 'u' }), 'fallback');
+    assert.equal(pgpassLookup('localhost:5432:d:u:sock', { host: '/var/run/postgresql', port: 5432, database: 'd', user: 'u' }), 'sock');
+    assert.equal(pgpassLookup('h:1:d:u:x', { host: 'h', port: 2, database: 'd', user: 'u' }), undefined);
+  });
+});
+
+// ---------------------------------------------------------------- against a real cluster
+
+/** What a dataset's table holds, as rows the service would have sent, canonical JSON each. */
+async function storedRows(pg: PgCluster, db: PgDatabase, table: string, schema = 'lender'): Promise<string[]> {
+  const types = await columnTypes(pg, db, table, schema);
+  const r = await adminQuery<{ j: Record<string, unknown> }>(pg, `SELECT to_jsonb(t) AS j FROM "${schema}"."${table}" t`, [], db.database);
+  return r.rows.map(({ j }) => {
+    const row: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(j)) {
+      if (name === '_row_key' || value === null) continue;
+      if (name === '_mismatched') Object.assign(row, value as object);
+      else row[name] = types.get(name) === 'timestamp with time zone' ? new Date(value as string).toISOString() : value;
+    }
+    return canonicalJson(row);
+  }).sort();
+}
+
+/** The same normalisation of the service's rows: nulls dropped, instants in one spelling. */
+function asStored(rows: readonly ExportRow[], types: Map<string, string>): string[] {
+  return rows.map((r) => {
+    const row: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(r)) {
+      if (value === null || value === undefined) continue;
+      row[name] = types.get(name) === 'timestamp with time zone' && fits(value, 'timestamptz') ? new Date(value as string).toISOString() : value;
+    }
+    return canonicalJson(row);
+  }).sort();
+}
+
+async function columnTypes(pg: PgCluster, db: PgDatabase, table: string, schema = 'lender'): Promise<Map<string, string>> {
+  const r = await adminQuery<{ column_name: string; data_type: string }>(
+    pg, 'SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2', [schema, table], db.database,
+  );
+  return new Map(r.rows.map((c) => [c.column_name, c.data_type]));
+}
+
+async function count(pg: PgCluster, db: PgDatabase, sql: string, params: unknown[] = []): Promise<number> {
+  const r = await adminQuery<{ n: string }>(pg, sql, params, db.database);
+  return Number(r.rows[0]!.n);
+}
+
+function dataset(code: string, overrides: Partial<SinkDataset> = {}): SinkDataset {
+  return { code, section: 'S9', key: code, cursorField: 'updated_at', identity: 'key', ...overrides };
+}
+
+function stateOf(code: string, mark: string): DatasetState {
+  return { version: 1, dataset: code, highWater: { value: mark, ids: [] }, load: null };
+}
+
+const at = (second: number) => new Date(Date.UTC(2025, 0, 1, 0, 0, second)).toISOString();
+
+/** Everything a sink lets out, where a password must never be. */
+function exposed(sink: Sink, notices: readonly SinkNotice[], errors: readonly unknown[]): string {
+  const texts = [sink.target, ...notices.map((n) => n.message)];
+  for (const e of errors) {
+    for (let x: unknown = e; x instanceof Error; x = x.cause) texts.push(x.message, x.stack ?? '', JSON.stringify(x));
+  }
+  return texts.join('\n');
+}
+
+describe('PostgreSQL sink on a real cluster', () => {
+  let pg: PgCluster;
+  let f: Fixture;
+  before(async () => {
+    pg = await startPostgres();
+    f = await fixture({ seed: 31, scale: 300 });
+  });
+  after(async () => {
+    await f?.close();
+    await pg?.stop();
+  });
+
+  async function sandboxPost(path: string, body?: unknown): Promise<void> {
+    const agent = new Agent({ connect: { ca: f.sandbox.ca } });
+    try {
+      const r = await request(`${f.sandbox.authUrl}${path}`, {
+        method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}),
+      });
+      await r.body.text();
+      assert.equal(r.statusCode, 200, path);
+    } finally {
+      await agent.close();
+    }
+  }
+
+  async function reference(code: DatasetCode): Promise<ExportRow[]> {
+    return plainWalk(f.client, code, code === 'D03' ? EVERYTHING : {});
+  }
+
+  test('sync() of D07, D03 (via) and D16 (content identity) stores exactly the reference walk, D07 typed', async () => {
+    const db = await createDatabase(pg);
+    const notices: SinkNotice[] = [];
+    const sink = postgresSink({ connectionString: db.url, env: db.env, onNotice: (n) => notices.push(n) });
+    try {
+      const summary = await sync(f.client, ['D07', 'D03', 'D16'], { to: sink, limit: 100 });
+      for (const code of ['D07', 'D03', 'D16'] as const) {
+        const table = code.toLowerCase();
+        assert.equal(summary[code]!.location, `lender.${table}`);
+        const expected = await reference(code);
+        assert.ok(expected.length > 50, `${code} has rows`);
+        const types = await columnTypes(pg, db, table);
+        // D16's rows are told apart by content: a row sent twice unchanged is one row.
+        const want = [...new Set(asStored(expected, types))].sort();
+        assert.deepEqual(await storedRows(pg, db, table), want, code);
+        assert.ok(notices.some((n) => n.kind === 'table-created' && n.dataset === code));
+        const state = await adminQuery<{ state: DatasetState }>(pg, 'SELECT state FROM lender._lender_state WHERE key = $1', [code], db.database);
+        assert.ok(state.rows[0]!.state.completedAt !== undefined, `${code} state says complete`);
+      }
+      assert.equal(notices.filter((n) => n.kind === 'column-added').length, 0, 'the columns of tables made by this run are not news');
+      const d07 = await columnTypes(pg, db, 'd07');
+      assert.deepEqual(Object.fromEntries([...d07].sort()), {
+        _mismatched: 'jsonb', amount: 'bigint', created_at: 'timestamp with time zone', failure_reason: 'text', is_settled: 'boolean',
+        paid_before_submission: 'boolean', paid_date: 'timestamp with time zone', payment_status: 'text', payment_type: 'text',
+        public_id: 'text', settled_amount: 'bigint', updated_at: 'timestamp with time zone',
+      });
+      const keys = await adminQuery<{ table: string; column: string }>(pg, `
+        SELECT tc.table_name AS table, kcu.column_name AS column FROM information_schema.table_constraints tc
+        JOIN information_schema.key_column_usage kcu USING (constraint_schema, constraint_name)
+        WHERE tc.constraint_type = 'PRIMARY KEY' AND tc.table_schema = 'lender' AND tc.table_name NOT LIKE '\\_lender\\_%' ORDER BY 1`, [], db.database);
+      assert.deepEqual(keys.rows.map((k) => `${k.table}.${k.column}`), ['d03.public_id', 'd07.public_id', 'd16._row_key']);
+      assert.equal(await count(pg, db, 'SELECT count(*) AS n FROM lender.d16'), await count(pg, db, 'SELECT count(DISTINCT _row_key) AS n FROM lender.d16'));
+    } finally {
+      await sink.close();
+    }
+  });
+
+  test('after advance() and churn, the next syncs leave every row once, in its latest version', async () => {
+    const db = await createDatabase(pg);
+    const run = async () => {
+      const sink = postgresSink({ connectionString: db.url, env: db.env });
+      try {
+        return await sync(f.client, ['D07', 'D16'], { to: sink, limit: 50 });
+      } finally {
+        await sink.close();
+      }
+    };
+    const first = await run();
+    assert.equal(first.D07!.mode, 'initial');
+    await sandboxPost('/__sandbox/advance');
+    await sandboxPost('/__sandbox/churn', { rate: 300 });
+    let second;
+    try {
+      second = await run();
+    } finally {
+      await sandboxPost('/__sandbox/churn', { rate: 0 });
+    }
+    assert.equal(second.D07!.mode, 'incremental');
+    assert.ok(second.D07!.rows > 0, 'the incremental run found changes');
+    // Rows churned after the second run read past them come with a third.
+    await run();
+    const d07 = await columnTypes(pg, db, 'd07');
+    assert.deepEqual(await storedRows(pg, db, 'd07'), asStored(await reference('D07'), d07));
+    // D16 rows have no identity but their content: an updated row is a new row, and the version it
+    // replaced stays beside it (nothing says which row it was). Every current row is there; every
+    // other is an older version of a case that has a newer row.
+    const d16 = await columnTypes(pg, db, 'd16');
+    const current = await reference('D16');
+    const stored = await storedRows(pg, db, 'd16');
+    const want = new Set(asStored(current, d16));
+    assert.deepEqual([...want].filter((r) => !stored.includes(r)), [], 'every current D16 row is stored');
+    const older = stored.filter((r) => !want.has(r)).map((r) => JSON.parse(r) as ExportRow);
+    assert.ok(older.length > 0, 'advance and churn updated D16 rows');
+    for (const old of older) {
+      assert.ok(current.some((r) => r.public_id === old.public_id && String(r.updated_at) > String(old.updated_at)), `${String(old.public_id)} has a newer row`);
+    }
+    const total = await count(pg, db, 'SELECT count(*) AS n FROM lender.d07');
+    assert.equal(total, await count(pg, db, 'SELECT count(DISTINCT public_id) AS n FROM lender.d07'));
+  });
+
+  test('new fields become columns, misfits go to _mismatched, each told once per run (a new table\'s columns are no news)', async () => {
+    const db = await createDatabase(pg);
+    const ds = dataset('D42');
+    const notices: SinkNotice[] = [];
+    const sink = postgresSink({ connectionString: db.url, env: db.env, onNotice: (n) => notices.push(n) });
+    try {
+      assert.equal(await sink.open(ds), undefined);
+      await sink.commit({ dataset: ds, rows: [{ public_id: 'p1', updated_at: at(1), n: 1, s: 'x', obj: { a: [1] } }], state: stateOf('D42', at(1)) });
+      assert.deepEqual(notices.map((n) => n.kind), ['table-created']);
+      await sink.commit({
+        dataset: ds,
+        rows: [
+          { public_id: 'p2', updated_at: at(2), n: 'not a number', flag: true, _mismatched: 'own field' },
+          { public_id: 'p3', updated_at: at(3), n: 2, flag: null, later: null },
+        ],
+        state: stateOf('D42', at(3)),
+      });
+      await sink.commit({ dataset: ds, rows: [{ public_id: 'p4', updated_at: at(4), n: 'again', ratio: 0.5 }], state: stateOf('D42', at(4)) });
+      assert.deepEqual(notices.map((n) => n.message), [
+        'lender.d42: new table',
+        'lender.d42: n had a text value in a bigint column; such values are kept in _mismatched',
+      ]);
+      const types = await columnTypes(pg, db, 'd42');
+      assert.deepEqual(Object.fromEntries([...types].sort()), {
+        _mismatched: 'jsonb', flag: 'boolean', n: 'bigint', obj: 'jsonb', public_id: 'text', ratio: 'double precision', s: 'text', updated_at: 'timestamp with time zone',
+      });
+      const rows = await adminQuery<{ public_id: string; n: string | null; _mismatched: unknown }>(pg, 'SELECT public_id, n, _mismatched FROM lender.d42 ORDER BY 1', [], db.database);
+      assert.deepEqual(rows.rows, [
+        { public_id: 'p1', n: '1', _mismatched: null },
+        { public_id: 'p2', n: null, _mismatched: { n: 'not a number', _mismatched: 'own field' } },
+        { public_id: 'p3', n: '2', _mismatched: null },
+        { public_id: 'p4', n: null, _mismatched: { n: 'again' } },
+      ]);
+      assert.deepEqual(await sink.open(ds), stateOf('D42', at(4)));
+    } finally {
+      await sink.close();
+    }
+    // Another run on the existing table: a new field is news now, and the misfit is told again.
+    const again: SinkNotice[] = [];
+    const next = postgresSink({ connectionString: db.url, env: db.env, onNotice: (n) => again.push(n) });
+    try {
+      await next.open(ds);
+      await next.commit({ dataset: ds, rows: [{ public_id: 'p5', updated_at: at(5), n: 'x', extra: '2025-02-01T00:00:00Z' }], state: stateOf('D42', at(5)) });
+      await next.commit({ dataset: ds, rows: [{ public_id: 'p6', updated_at: at(6), n: 'y', extra: '2025-02-02T00:00:00Z', more: [1] }], state: stateOf('D42', at(6)) });
+      assert.deepEqual(again.map((n) => n.message), [
+        'lender.d42: new column extra (timestamptz)',
+        'lender.d42: n had a text value in a bigint column; such values are kept in _mismatched',
+        'lender.d42: new column more (json)',
+      ]);
+      assert.equal((await columnTypes(pg, db, 'd42')).get('extra'), 'timestamp with time zone');
+    } finally {
+      await next.close();
+    }
+  });
+
+  test('an older version never overwrites a newer one; within a page the last occurrence wins', async () => {
+    const db = await createDatabase(pg);
+    const ds = dataset('D43');
+    const sink = postgresSink({ connectionString: db.url, env: db.env });
+    try {
+      await sink.open(ds);
+      await sink.commit({ dataset: ds, rows: [{ public_id: 'a', updated_at: at(10), v: 'new' }, { public_id: 'b', updated_at: at(10), v: 'b10' }], state: stateOf('D43', at(10)) });
+      await sink.commit({
+        dataset: ds,
+        rows: [
+          { public_id: 'a', updated_at: at(5), v: 'late and old' },
+          { public_id: 'b', updated_at: at(10), v: 'same instant, read later' },
+          { public_id: 'c', updated_at: at(1), v: 'first' },
+          { public_id: 'c', updated_at: at(2), v: 'last' },
+        ],
+        state: stateOf('D43', at(10)),
+      });
+      const rows = await adminQuery<{ public_id: string; v: string }>(pg, 'SELECT public_id, v FROM lender.d43 ORDER BY 1', [], db.database);
+      assert.deepEqual(rows.rows, [{ public_id: 'a', v: 'new' }, { public_id: 'b', v: 'same instant, read later' }, { public_id: 'c', v: 'last' }]);
+    } finally {
+      await sink.close();
+    }
+  });
+
+  test('text and JSON with tabs, newlines, backslashes, quotes and non-ASCII come back exactly; a NUL fails the commit whole', async () => {
+    const db = await createDatabase(pg);
+    const ds = dataset('D44');
+    const sink = postgresSink({ connectionString: db.url, env: db.env });
+    const nasty = 'tab\there\nnew line\r\\N \\. \\\\ "quoted" \'single\' ünïcødé 🚀 $lender$ $$ end\\ $lender';
+    try {
+      await sink.open(ds);
+      await sink.commit({ dataset: ds, rows: [{ public_id: nasty, updated_at: at(1), text: nasty, doc: { [nasty]: [nasty, 1.5, null, true] } }], state: stateOf('D44', nasty) });
+      const r = await adminQuery<{ public_id: string; text: string; doc: unknown }>(pg, 'SELECT public_id, text, doc FROM lender.d44', [], db.database);
+      assert.deepEqual(r.rows, [{ public_id: nasty, text: nasty, doc: { [nasty]: [nasty, 1.5, null, true] } }]);
+      assert.deepEqual(await sink.open(ds), stateOf('D44', nasty), 'the state round-trips too');
+      await assert.rejects(
+        sink.commit({ dataset: ds, rows: [{ public_id: 'ok', updated_at: at(2) }, { public_id: 'bad', updated_at: at(2), text: 'a\u0000b' }], state: stateOf('D44', at(2)) }),
+        (error: unknown) => error instanceof SinkError && /lender\.d44: the row bad cannot be stored: .*NUL/.test(error.message),
+      );
+      assert.equal(await count(pg, db, 'SELECT count(*) AS n FROM lender.d44'), 1);
+      assert.deepEqual(await sink.open(ds), stateOf('D44', nasty));
+    } finally {
+      await sink.close();
+    }
+  });
+
+  test('a commit whose state write fails, or whose connection dies mid-way, leaves neither rows nor state', async () => {
+    const db = await createDatabase(pg);
+    const sink = postgresSink({ connectionString: db.url, env: db.env });
+    const errors: unknown[] = [];
+    try {
+      const fail = dataset('D45', { key: 'FAIL' });
+      const kill = dataset('D46', { key: 'KILL' });
+      await sink.open(fail);
+      await sink.open(kill);
+      // The state is the last statement of a commit: failing it (an error, or the backend killed
+      // while running it) comes after the rows were merged.
+      await adminQuery(pg, `
+        CREATE FUNCTION lender.sabotage() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.key = 'FAIL' THEN RAISE EXCEPTION 'state write refused'; END IF;
+          IF NEW.key = 'KILL' THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF;
+          RETURN NEW;
+        END $$;
+        CREATE TRIGGER sabotage BEFORE INSERT OR UPDATE ON lender._lender_state FOR EACH ROW EXECUTE FUNCTION lender.sabotage();`, [], db.database);
+      const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ public_id: `r${i}`, updated_at: at(i), fresh_field: i }));
+      for (const ds of [fail, kill]) {
+        await assert.rejects(sink.commit({ dataset: ds, rows: rows(300), state: stateOf(ds.code, at(299)) }), (error: unknown) => {
+          errors.push(error);
+          return error instanceof SinkError && error.message.includes(db.database);
+        });
+        assert.equal(await count(pg, db, `SELECT count(*) AS n FROM lender.${ds.code.toLowerCase()}`), 0, `${ds.key}: no rows`);
+        assert.equal(await count(pg, db, 'SELECT count(*) AS n FROM lender._lender_state'), 0, `${ds.key}: no state`);
+        assert.equal((await columnTypes(pg, db, ds.code.toLowerCase())).has('fresh_field'), false, `${ds.key}: the column added in it is gone too`);
+      }
+      assert.match(String((errors[0] as Error).message), /state write refused/);
+      assert.match(String((errors[1] as Error).message), /terminat/i);
+      // The sink goes on: a new connection, its staging table and column made again.
+      const ok = dataset('D47');
+      assert.equal(await sink.open(ok), undefined);
+      await sink.commit({ dataset: ok, rows: rows(10), state: stateOf('D47', at(9)) });
+      await sink.commit({ dataset: ok, rows: rows(20), state: stateOf('D47', at(19)) });
+      assert.equal(await count(pg, db, 'SELECT count(*) AS n FROM lender.d47 WHERE fresh_field IS NOT NULL'), 20);
+      assert.deepEqual(await sink.open(ok), stateOf('D47', at(19)));
+      assert.ok(!exposed(sink, [], errors).includes(pg.password));
+    } finally {
+      await sink.close();
+    }
+  });
+
+  test('the password comes from PGPASSWORD, ~/.pgpass or DATABASE_URL and never shows in a target, notice or error', async () => {
+    const db = await createDatabase(pg);
+    const home = await mkdtemp(join(tmpdir(), 'pgpass-'));
+    const errors: unknown[] = [];
+    const notices: SinkNotice[] = [];
+    const onNotice = (n: SinkNotice) => notices.push(n);
+    const { PGPASSWORD: _, ...withoutPassword } = db.env;
+    const ds = dataset('D48');
+    const tryOpen = async (sink: Sink): Promise<unknown> => {
+      try {
+        await sink.open(ds);
+        return undefined;
+      } catch (error) {
+        errors.push(error);
+        return error;
+      } finally {
+        await sink.close();
+      }
+    };
+    try {
+      // Wrong password.
+      const wrong = postgresSink({ connectionString: db.url, env: { ...db.env, PGPASSWORD: `${pg.password}-wrong` }, onNotice });
+      const refused = await tryOpen(wrong);
+      assert.ok(refused instanceof SinkError);
+      assert.match(refused.message, /password authentication failed.*PGPASSWORD or ~\/\.pgpass/);
+      assert.ok(!refused.message.includes(`${pg.password}-wrong`));
+      // None at all (HOME without a .pgpass): an error saying where to put it.
+      const none = await tryOpen(postgresSink({ connectionString: db.url, env: { ...withoutPassword, HOME: home }, onNotice }));
+      assert.match((none as Error).message, /asks for a password and none was found: set PGPASSWORD or add a line to ~\/\.pgpass/);
+      // ~/.pgpass readable by others: ignored, and said so.
+      const pgpass = join(home, '.pgpass');
+      await writeFile(pgpass, `127.0.0.1:${pg.port}:${db.database}:${pg.user}:${pg.password}\n`);
+      await chmod(pgpass, 0o644);
+      const loose = await tryOpen(postgresSink({ connectionString: db.url, env: { ...withoutPassword, HOME: home }, onNotice }));
+      assert.match((loose as Error).message, /\.pgpass was ignored: group or others can read it/);
+      // ~/.pgpass, mode 600: works; and PGPASSFILE names another file.
+      await chmod(pgpass, 0o600);
+      assert.equal(await tryOpen(postgresSink({ connectionString: db.url, env: { ...withoutPassword, HOME: home }, onNotice })), undefined);
+      assert.equal(await tryOpen(postgresSink({ env: { ...withoutPassword, HOME: '/nonexistent', PGPASSFILE: pgpass }, onNotice })), undefined);
+      // DATABASE_URL may carry it (an environment variable, like PGPASSWORD); the target does not.
+      const fromUrl = postgresSink({ env: { DATABASE_URL: `postgres://${pg.user}:${encodeURIComponent(pg.password)}@127.0.0.1:${pg.port}/${db.database}`, HOME: home } });
+      assert.equal(await tryOpen(fromUrl), undefined);
+      assert.equal(fromUrl.target, `postgres://${pg.user}@127.0.0.1:${pg.port}/${db.database} (schema lender)`);
+      // In the connection string: refused before connecting.
+      assert.throws(() => postgresSink({ connectionString: `postgres://${pg.user}:${pg.password}@127.0.0.1:${pg.port}/${db.database}` }), (error: unknown) => {
+        errors.push(error);
+        return error instanceof ConfigError;
+      });
+      // Nothing listening there: the error names the place, not the password.
+      const closed = await tryOpen(postgresSink({ connectionString: `postgres://${pg.user}@127.0.0.1:1/${db.database}`, env: db.env }));
+      assert.match((closed as Error).message, /postgres:\/\/lender_test@127\.0\.0\.1:1\/.*cannot reach the server \(ECONNREFUSED\)/);
+      assert.equal(errors.length, 5);
+      assert.ok(notices.some((n) => n.kind === 'table-created'));
+      const all = exposed(wrong, notices, errors);
+      assert.ok(!all.includes(pg.password), 'no password in any target, notice or error');
+      assert.ok(!all.includes(encodeURIComponent(pg.password)));
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+
+  test('two sinks on two connections committing overlapping pages at once: no error, the newest versions win', async () => {
+    const db = await createDatabase(pg);
+    const ds = dataset('D49');
+    // 40 pages of 200 rows over 500 keys, each row some version of its key (newer = later instant);
+    // the pages are split between the two sinks, so each sink also commits older versions late.
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const pages: ExportRow[][] = Array.from({ length: 40 }, () => Array.from({ length: 200 }, () => {
+      const key = Math.floor(random() * 500);
+      const version = Math.floor(random() * 1000);
+      return { public_id: `k${key}`, updated_at: at(version), version };
+    }));
+    const newest = new Map<string, number>();
+    for (const page of pages) {
+      const lastInPage = new Map<string, number>();
+      for (const row of page) lastInPage.set(row.public_id as string, row.version as number);
+      for (const [key, version] of lastInPage) newest.set(key, Math.max(newest.get(key) ?? -1, version));
+    }
+    const sinks = [0, 1].map(() => postgresSink({ connectionString: db.url, env: db.env }));
+    try {
+      // Both open the fresh database at once: the schema and tables are made once, without error.
+      await Promise.all(sinks.map((s) => s.open(ds)));
+      await Promise.all(sinks.map(async (sink, i) => {
+        for (let p = i; p < pages.length; p += 2) await sink.commit({ dataset: ds, rows: pages[p]!, state: stateOf('D49', at(p)) });
+      }));
+    } finally {
+      await Promise.all(sinks.map((s) => s.close()));
+    }
+    const stored = await adminQuery<{ public_id: string; version: string }>(pg, 'SELECT public_id, version FROM lender.d49', [], db.database);
+    assert.equal(stored.rows.length, newest.size);
+    for (const row of stored.rows) assert.equal(Number(row.version), newest.get(row.public_id), row.public_id);
+  });
+
+  test('several processes starting on one fresh database at once create the schema and tables once', async () => {
+    const db = await createDatabase(pg);
+    const stores = await Promise.all(Array.from({ length: 6 }, () => PgStore.connect({ connectionString: db.url, env: db.env })));
+    try {
+      await Promise.all(stores.map((s, i) => s.ensureTable(dataset(i % 2 === 0 ? 'D50' : 'D51'))));
+      await Promise.all(stores.map((s, i) => s.transaction((tx) => tx.mergeRows(dataset('D50'), [{ public_id: `p${i}`, updated_at: at(i), [`field_${i % 3}`]: i }]))));
+      assert.equal(await count(pg, db, 'SELECT count(*) AS n FROM lender.d50'), 6);
+      assert.equal(await count(pg, db, "SELECT count(*) AS n FROM information_schema.columns WHERE table_name = 'd50' AND column_name LIKE 'field_%'"), 3);
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+
+  test('PgStore: a page merged and another row of the caller written in one transaction, or neither', async () => {
+    const db = await createDatabase(pg);
+    const store = await PgStore.connect({ connectionString: db.url, env: db.env, schema: 'work' });
+    try {
+      const ds = dataset('D52');
+      await store.ensureTable(ds);
+      await store.transaction((tx) => tx.query('CREATE TABLE work.leases (id TEXT PRIMARY KEY, done BOOLEAN NOT NULL)'));
+      await store.transaction((tx) => tx.query("INSERT INTO work.leases VALUES ('w1', false)"));
+      const merged = await store.transaction(async (tx) => {
+        const n = await tx.mergeRows(ds, [{ public_id: 'a', updated_at: at(1) }, { public_id: 'b', updated_at: at(1) }, { public_id: 'a', updated_at: at(2) }]);
+        await tx.mergeRows(ds, [{ public_id: 'c', updated_at: at(3) }]);
+        const lease = await tx.query<{ done: boolean }>("UPDATE work.leases SET done = true WHERE id = 'w1' RETURNING done");
+        assert.equal(lease.rows[0]!.done, true);
+        return n;
+      });
+      assert.equal(merged, 2, 'distinct identities of the first page');
+      assert.equal(await count(pg, db, 'SELECT count(*) AS n FROM work.d52'), 3);
+      await assert.rejects(store.transaction(async (tx) => {
+        await tx.mergeRows(ds, [{ public_id: 'd', updated_at: at(4) }]);
+        await tx.query("UPDATE work.leases SET done = false WHERE id = 'w1'");
+        throw new Error('lease lost');
+      }), /lease lost/);
+      assert.equal(await count(pg, db, 'SELECT count(*) AS n FROM work.d52'), 3);
+      assert.equal(await count(pg, db, 'SELECT count(*) AS n FROM work.leases WHERE done'), 1);
+      assert.equal(store.target, `postgres://${pg.user}@127.0.0.1:${pg.port}/${db.database} (schema work)`);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('lender sync --to postgres://USER@HOST:PORT/DB with PGPASSWORD; a password in --to is refused unechoed', async () => {
+    const db = await createDatabase(pg);
+    const home = await mkdtemp(join(tmpdir(), 'lender-cli-pg-'));
+    try {
+      const env = { ...db.env, PGDATABASE: 'not-this-one', HOME: home, LENDER_CREDENTIALS_FILE: join(home, 'none.json') };
+      const io = memoryIo(env);
+      const code = await main(['sync', '--sandbox', '--to', db.url, '--datasets', 'D07,D26'], io);
+      assert.equal(code, 0, io.err());
+      const out = JSON.parse(io.out().trim()) as { to: string; datasets: Record<string, { rows: number; location: string }> };
+      assert.equal(out.to, `${db.url} (schema lender)`);
+      for (const [dataset, table] of [['D07', 'd07'], ['D26', 'd26']] as const) {
+        assert.ok(out.datasets[dataset]!.rows > 0);
+        assert.equal(out.datasets[dataset]!.location, `lender.${table}`);
+        assert.equal(await count(pg, db, `SELECT count(*) AS n FROM lender.${table}`), out.datasets[dataset]!.rows);
+      }
+      assert.ok(!io.out().includes(pg.password) && !io.err().includes(pg.password));
+
+      const secret = 'cli-secret-pw-123';
+      const refused = memoryIo(env);
+      const refusedCode = await main(['sync', '--sandbox', '--to', `postgres://${pg.user}:${secret}@127.0.0.1:${pg.port}/${db.database}`, '--datasets', 'D07'], refused);
+      assert.notEqual(refusedCode, 0);
+      assert.match(refused.err(), /PGPASSWORD or ~\/\.pgpass/);
+      assert.ok(!refused.err().includes(secret) && !refused.out().includes(secret), refused.err());
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+});
