@@ -46,8 +46,9 @@ export {
 
 // ---- sync into sinks: NDJSON files, DuckDB, PostgreSQL, your own
 export {
-  sync, ndjsonSink, SinkError,
-  type DatasetSyncSummary, type SyncOptions, type NdjsonSinkOptions, type Sink, type SinkDataset, type SinkNotice, type SinkPage,
+  sync, ndjsonSink, duckdbSink, postgresSink, SinkError,
+  type DatasetSyncSummary, type SyncOptions, type NdjsonSinkOptions, type DuckDbSinkOptions, type PostgresSinkOptions,
+  type Sink, type SinkDataset, type SinkNotice, type SinkPage,
 } from './sinks/index.ts';
 export type { DurationValue } from './core/options.ts';
 

@@ -51,6 +51,12 @@ export class ProgressLine {
   readonly #tty: boolean;
   readonly #quietOnPipe: boolean;
   #last = 0;
+  #parts: {
+    code: string;
+    started: number;
+    done: { rows: number; pages: number; splits: number; retries: number };
+    current?: (() => ProgressFigures) | undefined;
+  } | undefined;
 
   constructor(out: NodeJS.WritableStream, opts: ProgressLineOptions = {}) {
     this.#out = out;
@@ -77,6 +83,43 @@ export class ProgressLine {
   /** A message of its own line, clearing the progress line first on a terminal. */
   note(text: string): void {
     this.#out.write(this.#tty ? `\r${CLEAR_TO_END}${text}\n` : `${text}\n`);
+  }
+
+  /**
+   * For a dataset read as several streams (the parts of a load shared between workers): one line
+   * per dataset with the parts' figures summed, finished when a stream of another dataset starts
+   * or at `finishParts()`.
+   */
+  followPart(stream: ExportStream): void {
+    const code = stream.dataset.code;
+    if (this.#parts?.code !== code) {
+      this.finishParts();
+      this.#parts = { code, started: Date.now(), done: { rows: 0, pages: 0, splits: 0, retries: 0 } };
+    }
+    const parts = this.#parts!;
+    const figures = (): ProgressFigures => ({
+      dataset: code,
+      rows: parts.done.rows + stream.stats.rows,
+      pages: parts.done.pages + stream.stats.pages,
+      splits: parts.done.splits + stream.stats.splits,
+      retries: parts.done.retries + stream.stats.retries,
+      elapsedMs: Date.now() - parts.started,
+      total: null,
+    });
+    parts.current = figures;
+    stream.on('page', () => this.update(formatProgress(figures())));
+    stream.once('close', () => {
+      for (const k of ['rows', 'pages', 'splits', 'retries'] as const) parts.done[k] += stream.stats[k];
+      if (parts.current === figures) parts.current = undefined;
+    });
+  }
+
+  /** The finished line of the dataset followPart showed last. */
+  finishParts(): void {
+    const parts = this.#parts;
+    if (parts === undefined) return;
+    this.#parts = undefined;
+    this.done(formatProgress(parts.current?.() ?? { dataset: parts.code, ...parts.done, elapsedMs: Date.now() - parts.started, total: null }));
   }
 
   /** Shows the stream's figures on each page until it ends. */

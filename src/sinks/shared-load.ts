@@ -66,7 +66,7 @@ export interface LeaseBoard {
   readonly leaseMs: number;
 }
 
-/** Another worker took the part over (this one stalled past its lease). */
+/** A worker lost its claim on a part of a load: another worker took it over after its lease ran out. */
 export class LeaseLostError extends SinkError {
   override name = 'LeaseLostError';
 }

@@ -117,6 +117,7 @@ const command: Command = {
         else io.stderr.write(`${line}\n`);
       },
     });
+    const shared = sink.leases !== undefined;
     const head = { to: sink.target, ...(state !== undefined && { state: state.path }) };
     try {
       // Taken before connecting: a second run on the same sink stops at once, having written nothing.
@@ -130,10 +131,13 @@ const command: Command = {
             signal: io.signal,
             ...reading,
             onStream: (stream) => {
-              progress?.follow(stream);
+              // A shared sink reads a dataset in parts, possibly interleaved with other datasets.
+              if (shared) progress?.followPart(stream);
+              else progress?.follow(stream);
               stream.once('end', () => summaries.push(datasetSummary(stream, sink.location(sinkDataset(stream.dataset)))));
             },
           });
+          progress?.finishParts();
           io.stdout.write(JSON.stringify({ ...head, datasets: result }) + '\n');
           return EXIT.ok;
         } catch (error) {
@@ -145,7 +149,14 @@ const command: Command = {
           }
           if (!io.signal.aborted) throw error;
           io.stderr.write(`lender sync: stopped; progress is saved in ${state?.path ?? sink.target}, run the same command again to resume.\n`);
-          const done = Object.fromEntries(summaries.map((s) => [s.dataset, s]));
+          // What each dataset's streams read before the stop (a shared load reads a dataset in parts).
+          const done: Record<string, DatasetSyncSummary> = {};
+          for (const s of summaries) {
+            const d = done[s.dataset];
+            done[s.dataset] = d === undefined ? s : {
+              ...d, rows: d.rows + s.rows, pages: d.pages + s.pages, windows: d.windows + s.windows, splits: d.splits + s.splits, retries: d.retries + s.retries,
+            };
+          }
           io.stdout.write(JSON.stringify({ ...head, datasets: done, stopped: true }) + '\n');
           return EXIT.failure;
         } finally {

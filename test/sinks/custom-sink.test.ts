@@ -1,0 +1,49 @@
+// The Sink interface as a user meets it: the example of docs/sinks.md (examples/memory-sink.ts,
+// compared with the page line for line) loads datasets through sync() over HTTPS, is stopped part
+// way, and a second sync resumes from the state it committed: every row once.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { memorySink } from '../../examples/memory-sink.ts';
+import { sync } from '../../src/sinks/sync.ts';
+import type { DatasetRef } from '../../src/core/types.ts';
+import { EVERYTHING, plainWalk } from '../helpers/plain-walk.ts';
+import { fixture, type Fixture } from '../exports/helpers.ts';
+
+const root = new URL('../../', import.meta.url);
+
+describe('a sink of your own (the docs example)', () => {
+  let f: Fixture;
+  before(async () => {
+    f = await fixture({ seed: 5, scale: 300 });
+  });
+  after(async () => f?.close());
+
+  it('docs/sinks.md shows examples/memory-sink.ts as it is', () => {
+    const page = readFileSync(new URL('docs/sinks.md', root), 'utf8');
+    const file = readFileSync(new URL('examples/memory-sink.ts', root), 'utf8').replace("from '../src/index.ts'", "from 'lender-streams'");
+    assert.ok(page.includes('```ts\n' + file + '```'), 'the example in docs/sinks.md differs from examples/memory-sink.ts');
+    assert.ok(file.split('\n').length <= 25, 'the example stays short');
+  });
+
+  it('loads D07 and D03, stopped after a few pages and resumed: every row once', async () => {
+    const sink = memorySink();
+    const stop = new AbortController();
+    let pages = 0;
+    await assert.rejects(sync(f.client, ['D07', 'D03'], {
+      to: sink, limit: 25, signal: stop.signal,
+      onStream: (stream) => stream.on('page', () => {
+        if (++pages === 5) stop.abort();
+      }),
+    }));
+    assert.ok((sink.tables.get('D07')?.size ?? 0) > 0, 'the first run committed some rows');
+    const summary = await sync(f.client, ['D07', 'D03'], { to: sink, limit: 25 });
+    assert.equal(summary.D07!.mode, 'resumed');
+    for (const code of ['D07', 'D03']) {
+      const expected = await plainWalk(f.client, code as DatasetRef, EVERYTHING);
+      const table = sink.tables.get(code)!;
+      assert.equal(table.size, expected.length, `${code}: one row per public_id`);
+      for (const row of expected) assert.deepEqual(table.get(String(row.public_id)), row);
+    }
+  });
+});
