@@ -1,24 +1,25 @@
 // The demo: the whole product on an embedded sandbox. Push a sample portfolio through the account
 // writer (rejects to a file), flag a debtor do-not-contact and an account disputed, wait for the
-// sandbox to process everything, then sync every available dataset into a folder. A second run
-// against the same folder is an incremental sync: the sandbox is started with the same seed, so
-// the lender and its data are the same, and the re-pushed portfolio carries fresh timestamps.
-import { createReadStream } from 'node:fs';
+// sandbox to process everything, sync every available dataset into a DuckDB file, then answer a
+// question about the payments in SQL. A second run against the same folder is an incremental sync
+// (the state is in the database): the sandbox is started with the same seed, so the lender and
+// its data are the same, and the re-pushed portfolio carries fresh timestamps.
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createAccountWriter } from '../accounts/account-writer.ts';
 import { setFlags } from '../accounts/flags.ts';
 import { writeAll } from '../accounts/write-all.ts';
 import { datasetInfo } from '../core/catalog.ts';
+import type { LenderClient } from '../client/client.ts';
 import { connect } from '../connect.ts';
-import { fileState } from '../exports/state.ts';
-import { DEFAULT_STATE_FILE } from '../sinks/ndjson-sink.ts';
+import { duckdbSink } from '../sinks/duckdb-sink.ts';
+import type { SinkNotice } from '../sinks/sink.ts';
 import { sync } from '../sinks/sync.ts';
 import { ProgressLine, formatBar } from '../progress.ts';
 import { samplePortfolio, DEFAULT_PORTFOLIO_SIZE } from './portfolio.ts';
 
 export interface DemoOptions {
-  /** Folder of the NDJSON files, the state file and the rejects file. */
+  /** Folder of the database (lender.duckdb) and the rejects file. */
   out: string;
   /** Records in the sample portfolio. */
   records?: number;
@@ -33,17 +34,37 @@ export interface DemoDataset {
   code: string;
   name: string;
   mode: 'initial' | 'incremental' | 'resumed';
-  /** Rows written by this run. */
+  /** Rows fetched by this run. */
   fetched: number;
-  /** Lines in the dataset's file after this run (earlier runs' rows included). */
-  inFile: number;
+  /** Rows in the dataset's table after this run: each row once, in its latest version. */
+  inTable: number;
   pages: number;
-  file: string;
+  /** The table, e.g. d07. */
+  table: string;
 }
+
+/** The demo's question and its answer: D07's payments by month and status. */
+export interface DemoPayments {
+  sql: string;
+  rows: { month: string; status: string; payments: number; amount: number }[];
+}
+
+/** The database file the demo syncs into, in its folder. */
+export const DEMO_DATABASE = 'lender.duckdb';
+
+/** Payments by month (of their last update, in UTC) and status, over the last three months of
+ * data. Shown as it is, for users to run themselves. */
+export const PAYMENTS_SQL = `SELECT strftime(updated_at AT TIME ZONE 'UTC', '%Y-%m') AS month,
+       payment_status AS status, count(*) AS payments, sum(amount) AS amount
+FROM d07
+WHERE updated_at AT TIME ZONE 'UTC' >= (SELECT date_trunc('month', max(updated_at) AT TIME ZONE 'UTC') - INTERVAL 2 MONTH FROM d07)
+GROUP BY month, status
+ORDER BY month, status`;
 
 export interface DemoResult {
   out: string;
-  stateFile: string;
+  /** The DuckDB file: the tables, and the state in its _lender_state table. */
+  database: string;
   rejectsFile: string;
   authUrl: string;
   push: { records: number; accepted: number; rejected: number; batches: number; retries: number };
@@ -56,22 +77,10 @@ export interface DemoResult {
     disputed: { debtorCompanyId: string; accountId: string };
   };
   datasets: DemoDataset[];
+  payments: DemoPayments;
+  /** What the database told of its tables: created, columns added, values that did not fit. */
+  notices: SinkNotice[];
   timings: { sandbox: number; push: number; flags: number; drain: number; sync: number; total: number };
-}
-
-/** Counts newline-terminated lines without holding the file in memory. */
-export async function countLines(path: string): Promise<number> {
-  let lines = 0;
-  try {
-    for await (const chunk of createReadStream(path)) {
-      const buffer = chunk as Buffer;
-      for (let i = buffer.indexOf(0x0a); i !== -1; i = buffer.indexOf(0x0a, i + 1)) lines += 1;
-    }
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-    throw error;
-  }
-  return lines;
 }
 
 export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
@@ -88,7 +97,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   const out = resolve(opts.out);
   await mkdir(out, { recursive: true });
   const rejectsFile = join(out, 'rejects.ndjson');
-  const stateFile = join(out, DEFAULT_STATE_FILE);
+  const database = join(out, DEMO_DATABASE);
   const portfolio = samplePortfolio(opts.records ?? DEFAULT_PORTFOLIO_SIZE);
 
   const connection = await connect({ sandbox: { seed: opts.seed }, ...(opts.signal && { signal: opts.signal }) });
@@ -131,33 +140,13 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     await sandbox.drain();
     const drainMs = lap();
 
-    // ---- sync
-    const summary = await sync(client, undefined, {
-      out,
-      state: fileState(stateFile),
-      includeTotal: true,
-      ...(opts.signal && { signal: opts.signal }),
-      onStream: (stream) => {
-        new ProgressLine(opts.progress, { pipe: 'final' }).followBar(stream, stream.dataset.code.padEnd(8));
-      },
-    });
+    // ---- sync, then a question in SQL
+    const { datasets, payments, notices } = await syncAndAsk(client, database, opts);
     const syncMs = lap();
 
-    const datasets: DemoDataset[] = [];
-    for (const s of Object.values(summary)) {
-      datasets.push({
-        code: s.dataset,
-        name: datasetInfo(s.dataset)?.name ?? s.dataset,
-        mode: s.mode,
-        fetched: s.rows,
-        inFile: await countLines(s.location),
-        pages: s.pages,
-        file: s.location,
-      });
-    }
     return {
       out,
-      stateFile,
+      database,
       rejectsFile,
       authUrl: sandbox.authUrl,
       push: { records: total, accepted: pushed.accepted, rejected: pushed.rejected, batches: pushed.batches, retries: pushed.retries },
@@ -169,9 +158,48 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
         disputed: { ...portfolio.disputed },
       },
       datasets,
+      payments,
+      notices,
       timings: { sandbox: sandboxMs, push: pushMs, flags: flagsMs, drain: drainMs, sync: syncMs, total: Math.round(performance.now() - t0) },
     };
   } finally {
     await connection.close();
+  }
+}
+
+/** Syncs every available dataset into the database, then counts each table and asks PAYMENTS_SQL. */
+async function syncAndAsk(
+  client: LenderClient, database: string, opts: DemoOptions,
+): Promise<{ datasets: DemoDataset[]; payments: DemoPayments; notices: SinkNotice[] }> {
+  const notices: SinkNotice[] = [];
+  const sink = duckdbSink({ path: database, onNotice: (notice) => notices.push(notice) });
+  try {
+    const summary = await sync(client, undefined, {
+      to: sink,
+      includeTotal: true,
+      ...(opts.signal && { signal: opts.signal }),
+      onStream: (stream) => {
+        new ProgressLine(opts.progress, { pipe: 'final' }).followBar(stream, stream.dataset.code.padEnd(8));
+      },
+    });
+    const datasets: DemoDataset[] = [];
+    for (const s of Object.values(summary)) {
+      const table = s.dataset.toLowerCase();
+      const [count] = await sink.query(`SELECT count(*) AS n FROM ${table}`);
+      datasets.push({
+        code: s.dataset,
+        name: datasetInfo(s.dataset)?.name ?? s.dataset,
+        mode: s.mode,
+        fetched: s.rows,
+        inTable: Number(count?.n ?? 0),
+        pages: s.pages,
+        table,
+      });
+    }
+    const answer = await sink.query(PAYMENTS_SQL);
+    const rows = answer.map((r) => ({ month: String(r.month), status: String(r.status), payments: Number(r.payments), amount: Number(r.amount) }));
+    return { datasets, payments: { sql: PAYMENTS_SQL, rows }, notices };
+  } finally {
+    await sink.close();
   }
 }

@@ -196,11 +196,3 @@ export function latestByIdentity(dataset: SinkDataset, rows: readonly ExportRow[
   }
   return byKey;
 }
-
-/** A value that fits a column of that type as the text a database casts to it (null for null).
- * Timestamps keep the service's ISO text, so no fraction digit is lost on the way. */
-export function columnText(value: unknown, type: ColumnType): string | null {
-  if (value === null || value === undefined) return null;
-  if (type === 'json') return JSON.stringify(value);
-  return typeof value === 'string' ? value : String(value);
-}

@@ -17,16 +17,20 @@ credentials needed:
   1. pushes a sample portfolio through the account writer; the deliberately invalid records
      are rejected before sending and written to DIR/rejects.ndjson
   2. flags one debtor do-not-contact and one account disputed
-  3. waits for the sandbox to process everything, then syncs every available dataset into
-     DIR/<code>.ndjson, with a progress bar per dataset on stderr
-  4. prints a summary on stdout: rows per dataset, rejected records by reason, time taken
+  3. waits for the sandbox to process everything, then syncs every available dataset into the
+     DuckDB file DIR/lender.duckdb, a table per dataset (d07 for D07), with a progress bar per
+     dataset on stderr
+  4. prints a summary on stdout: rows per dataset, rejected records by reason, the payments by
+     month and status asked of the database in SQL (the query is shown, to run yourself), and
+     the time taken
 
-Running it again with the same DIR is an incremental sync (state in DIR/.lender-state.json):
-the sandbox starts with the same seed, the portfolio is pushed again with fresh timestamps, and
-only the changed rows are fetched and appended.
+Running it again with the same DIR is an incremental sync (the state is in the database, in its
+_lender_state table): the sandbox starts with the same seed, the portfolio is pushed again with
+fresh timestamps, and only the changed rows are fetched; each row stays in its table once, in its
+latest version.
 
 Options:
-  --out DIR      folder of the NDJSON files, the state and the rejects (default ./out)
+  --out DIR      folder of the database and the rejects (default ./out)
   --records N    records in the sample portfolio, 20 or more (default ${DEFAULT_PORTFOLIO_SIZE})
 
 Exit codes: 0 done (rejected sample records are expected), 1 failure, 2 usage error.

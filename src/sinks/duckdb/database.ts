@@ -1,0 +1,168 @@
+// A DuckDB database file opened for writing by one sink. DuckDB itself locks the file against
+// other processes, but not against a second open in the same process (its lock is a POSIX record
+// lock, which is per process), so files open here are also claimed in a process-wide set. The
+// file and its write-ahead log hold personal data: they are made owner-only, the log before
+// DuckDB writes it (DuckDB creates it with the umask's mode, and deletes it at each checkpoint).
+// @duckdb/node-api is imported only here, lazily: importing the library never loads native code.
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { closeSync, existsSync, fchmodSync, openSync, statSync, unlinkSync } from 'node:fs';
+import { chmod, mkdir, realpath } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { PRIVATE_MODE } from '../../core/private-files.ts';
+import { SinkError } from '../errors.ts';
+import { stateTableSql } from './sql.ts';
+import { Writer } from './writer.ts';
+
+/** Another process (or another sink of this process) has the database file open. */
+export class DuckDbLockedError extends SinkError {
+  override name = 'DuckDbLockedError';
+  readonly path: string;
+  /** The holder: this process (another sink), or another process, by pid when DuckDB named it. */
+  readonly holder: { thisProcess: true } | { thisProcess: false; pid: number | undefined };
+  constructor(path: string, holder: DuckDbLockedError['holder'], options: { cause?: unknown } = {}) {
+    super(holder.thisProcess
+      ? `${path} is already open by another DuckDB sink of this process; close that sink before opening the file again.`
+      : `${path} is open in another process${holder.pid === undefined ? '' : ` (pid ${holder.pid})`}: a DuckDB file has ` +
+        'one writer at a time; wait for that run to end, or sync into another file.',
+    options);
+    this.path = path;
+    this.holder = holder;
+  }
+}
+
+export interface Database {
+  readonly path: string;
+  /** The connection every write goes through (it makes the log owner-only before each). */
+  readonly writer: Writer;
+  /** A second connection for queries: it sees committed rows only, whatever the writer is doing. */
+  reader(): Promise<DuckDBConnection>;
+  /** Checkpoints (so the file holds everything and the log is gone) and closes. */
+  close(): Promise<void>;
+}
+
+// One thread: pages are small, and DuckDB's worker threads only add hand-offs (and memory) to
+// them. Queries through the sink run on that thread too.
+const SETTINGS: Record<string, string> = { threads: '1' };
+
+// Shared by every copy of this module a process may load (sources and build alike).
+const OPEN_FILES: Set<string> = ((globalThis as Record<symbol, unknown>)[Symbol.for('lender-streams.duckdb-open-files')] ??= new Set<string>()) as Set<string>;
+
+/** Opens (creating it, and its folder, if missing) the database file for writing. */
+export async function openDatabase(path: string): Promise<Database> {
+  const file = resolve(path);
+  await mkdir(dirname(file), { recursive: true });
+  // The claim names the file whatever path led to it (a symlinked folder, a relative path).
+  const claim = join(await realpath(dirname(file)), basename(file));
+  if (OPEN_FILES.has(claim)) throw new DuckDbLockedError(file, { thisProcess: true });
+  OPEN_FILES.add(claim);
+  let instance: DuckDBInstance | undefined;
+  let writer: DuckDBConnection | undefined;
+  try {
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    instance = await DuckDBInstance.create(file, SETTINGS).catch((error: unknown) => {
+      throw openError(file, error);
+    });
+    await makePrivate(file);
+    await makePrivate(walOf(file));
+    writer = await instance.connect();
+    ensureLog(file);
+    await writer.run(stateTableSql());
+  } catch (error) {
+    writer?.closeSync();
+    instance?.closeSync();
+    OPEN_FILES.delete(claim);
+    throw error instanceof SinkError ? error : new SinkError(`DuckDB could not open ${file}: ${messageOf(error)}`, { cause: error });
+  }
+  const db = instance;
+  const conn = writer;
+  const pages = new Writer(conn, () => ensureLog(file));
+  let reader: DuckDBConnection | undefined;
+  let closed = false;
+  return {
+    path: file,
+    writer: pages,
+    async reader() {
+      reader ??= await db.connect();
+      return reader;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      try {
+        await pages.end();
+        // Done here, asynchronously: closing would otherwise checkpoint on the event loop's thread.
+        await conn.run('CHECKPOINT').catch(() => undefined);
+      } finally {
+        reader?.closeSync();
+        conn.closeSync();
+        db.closeSync();
+        removeEmptyLog(file);
+        OPEN_FILES.delete(claim);
+      }
+    },
+  };
+}
+
+export function walOf(file: string): string {
+  return `${file}.wal`;
+}
+
+/** The first line of an error DuckDB threw (the rest, a query excerpt or hints, stays in its cause). */
+export function messageOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n', 1)[0]!.trim();
+}
+
+/** DuckDB's refusal to lock the file becomes a DuckDbLockedError naming the file and its holder. */
+export function openError(file: string, error: unknown): Error {
+  const message = messageOf(error);
+  if (message.includes('Could not set lock on file')) {
+    const pid = /\(PID (\d+)\)/.exec(message)?.[1];
+    return new DuckDbLockedError(file, { thisProcess: false, pid: pid === undefined ? undefined : Number(pid) }, { cause: error });
+  }
+  if (message.includes('not a valid DuckDB database file')) {
+    return new SinkError(`${file} exists but is not a DuckDB database; choose another path for the sync.`, { cause: error });
+  }
+  return new SinkError(`DuckDB could not open ${file}: ${message}`, { cause: error });
+}
+
+/** chmod 0600 if the file exists and is ours (in a shared folder its owner decides). */
+async function makePrivate(path: string): Promise<void> {
+  try {
+    await chmod(path, PRIVATE_MODE);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'EPERM') throw error;
+  }
+}
+
+/** The empty log ensureLog made after DuckDB's last checkpoint had removed the previous one:
+ * DuckDB, with nothing more to write, leaves it. */
+function removeEmptyLog(file: string): void {
+  try {
+    if (statSync(walOf(file)).size === 0) unlinkSync(walOf(file));
+  } catch {
+    // Gone already, or not ours to remove: an empty log is harmless.
+  }
+}
+
+/** Creates the write-ahead log empty and owner-only when it is missing: DuckDB then writes into
+ * that file instead of creating one with the umask's mode. Synchronous: a stat when the log is
+ * there, which it is but after a checkpoint, and no round trip through the thread pool. */
+function ensureLog(file: string): void {
+  const wal = walOf(file);
+  if (existsSync(wal)) return;
+  let fd: number;
+  try {
+    fd = openSync(wal, 'wx', PRIVATE_MODE);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return;
+    throw error;
+  }
+  try {
+    // The mode given at creation is cut by the umask.
+    fchmodSync(fd, PRIVATE_MODE);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,476 @@
+// The DuckDB sink on real DuckDB files: sync() against the sandbox over HTTPS equals the reference
+// walk row for row and keeps each row once in its latest version after the data moved; columns
+// evolve and misfit values are kept; a commit is all or nothing; one writer per file; the file is
+// owner-only; importing the library loads no native code. The appender's values are checked
+// against columns.ts rowValues first, with no database at all.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, statSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { DuckDBAppender } from '@duckdb/node-api';
+import fc from 'fast-check';
+import { Agent, request } from 'undici';
+import type { ExportRow } from '../../src/core/types.ts';
+import { canonicalJson } from '../../src/exports/highwater.ts';
+import type { DatasetState } from '../../src/exports/state.ts';
+import { initialColumns, MISMATCH_COLUMN, rowValues, TableShape } from '../../src/sinks/columns.ts';
+import { appendRows } from '../../src/sinks/duckdb/append-rows.ts';
+import { columnTypeOfSql, MISMATCH, tableColumn, upsertSql } from '../../src/sinks/duckdb/sql.ts';
+import { DuckDbLockedError, duckdbSink, type DuckDbSink } from '../../src/sinks/duckdb-sink.ts';
+import { SinkError } from '../../src/sinks/errors.ts';
+import type { SinkDataset, SinkNotice } from '../../src/sinks/sink.ts';
+import { sync } from '../../src/sinks/sync.ts';
+import { fixture, type Fixture } from '../exports/helpers.ts';
+import { EVERYTHING, plainWalk } from '../helpers/plain-walk.ts';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const SINK_MODULE = new URL('../../src/sinks/duckdb-sink.ts', import.meta.url).pathname;
+
+let dir: string;
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'lender-duckdb-'));
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+let files = 0;
+const newFile = (): string => join(dir, `db-${(files += 1)}`, 'lender.duckdb');
+
+function dataset(code: string, identity: 'key' | 'content' = 'key', cursorField = 'updated_at'): SinkDataset {
+  return { code, section: 'S9', key: code, cursorField, identity };
+}
+
+function state(code: string, value: string | null, open = false): DatasetState {
+  return {
+    version: 1, dataset: code, highWater: value === null ? null : { value, ids: [] },
+    load: open ? { kind: 'initial', end: '2100-01-01T00:00:00.000Z', since: null, until: null, origin: '2000-01-01T00:00:00.000Z', windowing: { kind: 'none' }, sort: 'asc', skip: null, position: null } as unknown as DatasetState['load'] : null,
+  };
+}
+
+/** A stored row as the service sent it: typed columns back to JSON values, `_mismatched` merged
+ * in, NULLs left out (a field the service sent as null and one it did not send are both NULL). */
+function restored(stored: Record<string, unknown>, types: ReadonlyMap<string, string>): ExportRow {
+  const row: ExportRow = {};
+  for (const [name, value] of Object.entries(stored)) {
+    if (name === '_row_key' || value === null) continue;
+    if (name === MISMATCH_COLUMN) {
+      Object.assign(row, JSON.parse(value as string));
+      continue;
+    }
+    const type = types.get(name);
+    row[name] = type === 'TIMESTAMP WITH TIME ZONE' ? (value as Date).toISOString()
+      : type === 'BIGINT' ? Number(value)
+      : type === 'JSON' ? JSON.parse(value as string)
+      : value;
+  }
+  return row;
+}
+
+const withoutNulls = (row: ExportRow): ExportRow => Object.fromEntries(Object.entries(row).filter(([, v]) => v !== null));
+
+/** The table's rows as sorted canonical JSON. */
+async function tableRows(sink: DuckDbSink, table: string): Promise<string[]> {
+  const columns = await sink.query(`SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = '${table}'`);
+  const types = new Map(columns.map((c) => [c.column_name as string, c.data_type as string]));
+  const rows = await sink.query(`SELECT * FROM ${table}`);
+  return rows.map((r) => canonicalJson(restored(r, types))).sort();
+}
+
+/** The reference rows as sorted canonical JSON, each distinct row once. */
+function referenceRows(rows: readonly ExportRow[]): string[] {
+  return [...new Set(rows.map((r) => canonicalJson(withoutNulls(r))))].sort();
+}
+
+// ---------------------------------------------------------------- pure parts
+
+describe('values and statements', () => {
+  /** An appender that records what it is given, one array per row. */
+  function recordingAppender(): { appender: DuckDBAppender; rows: unknown[][] } {
+    const rows: unknown[][] = [];
+    let row: unknown[] = [];
+    const put = (v: unknown) => void row.push(v);
+    const appender = {
+      appendNull: () => put(null), appendVarchar: put, appendInteger: put, appendBigInt: (v: bigint) => put(Number(v)),
+      appendDouble: put, appendBoolean: put,
+      endRow: () => {
+        rows.push(row);
+        row = [];
+      },
+    } as unknown as DuckDBAppender;
+    return { appender, rows };
+  }
+
+  test('the appender gets the values of rowValues: fitting values in their columns, the rest in _mismatched', () => {
+    const ds = dataset('D42');
+    const field = fc.constantFrom('a', 'b', 'c', '_mismatched', '_row_key', 'updated_at');
+    const value = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.string(),
+      fc.constant('2025-01-02T03:04:05.678Z'), fc.array(fc.integer(), { maxLength: 2 }), fc.constant(2 ** 40));
+    const row = fc.record({ public_id: fc.constantFrom('p1', 'p2', 'p3'), fields: fc.dictionary(field, value, { maxKeys: 5 }) })
+      .map(({ public_id, fields }) => ({ ...fields, public_id }) as ExportRow);
+    fc.assert(fc.property(fc.array(row, { minLength: 1, maxLength: 8 }), (rows) => {
+      const shape = new TableShape(initialColumns(ds));
+      shape.observe(rows);
+      const columns = [...shape.columns.map(tableColumn), MISMATCH];
+      const byKey = new Map(rows.map((r) => [r.public_id as string, r]));
+      const { appender, rows: appended } = recordingAppender();
+      appendRows(appender, byKey, columns, 'public_id');
+      assert.equal(appended.length, byKey.size);
+      [...byKey.values()].forEach((r, i) => {
+        const { values, mismatched } = rowValues(r, shape);
+        const got = appended[i]!;
+        columns.forEach((c, j) => {
+          if (c.name === MISMATCH_COLUMN) {
+            assert.deepEqual(got[j] === null ? null : JSON.parse(got[j] as string), mismatched);
+          } else {
+            const want = values.get(c.name) ?? null;
+            assert.deepEqual(got[j], c.type === 'json' && want !== null ? JSON.stringify(want) : want, c.name);
+          }
+        });
+      });
+    }), { numRuns: 300 });
+  });
+
+  test('catalog types map back to column types; the upsert keeps a newer stored version', () => {
+    assert.equal(columnTypeOfSql('TIMESTAMP WITH TIME ZONE'), 'timestamptz');
+    assert.equal(columnTypeOfSql('BIGINT'), 'bigint');
+    assert.equal(columnTypeOfSql('INTEGER'), 'bigint');
+    assert.equal(columnTypeOfSql('DECIMAL(18,3)'), 'double');
+    assert.equal(columnTypeOfSql('JSON'), 'json');
+    assert.equal(columnTypeOfSql('DATE'), 'text');
+    const sql = upsertSql('d07', [tableColumn({ name: 'public_id', type: 'text' }), tableColumn({ name: 'we"ird', type: 'bigint' })], 'public_id', 'updated_at');
+    assert.match(sql, /ON CONFLICT \("public_id"\) DO UPDATE SET "we""ird" = excluded\."we""ird"/);
+    assert.match(sql, /WHERE stored\."updated_at" IS NULL OR excluded\."updated_at" >= stored\."updated_at"$/);
+  });
+});
+
+// ---------------------------------------------------------------- against the sandbox
+
+describe('sync() into DuckDB', () => {
+  let f: Fixture;
+  let path: string;
+  let sink: DuckDbSink;
+  const notices: SinkNotice[] = [];
+  const CODES = ['D07', 'D03', 'D16'] as const;
+
+  before(async () => {
+    f = await fixture({ seed: 41, scale: 300 });
+    path = newFile();
+    sink = duckdbSink({ path, onNotice: (n) => notices.push(n) });
+  });
+  after(async () => {
+    await sink?.close();
+    await f?.close();
+  });
+
+  async function sandboxPost(route: string): Promise<void> {
+    const agent = new Agent({ connect: { ca: f.sandbox.ca } });
+    try {
+      const res = await request(`${f.sandbox.authUrl}${route}`, { method: 'POST', dispatcher: agent });
+      await res.body.text();
+      assert.equal(res.statusCode, 200, route);
+    } finally {
+      await agent.close();
+    }
+  }
+
+  test('an initial sync stores exactly the reference walk of each dataset, D07 in its documented types', async () => {
+    const summary = await sync(f.client, CODES, { to: sink, limit: 50 });
+    for (const code of CODES) {
+      assert.equal(summary[code]!.mode, 'initial');
+      assert.equal(summary[code]!.location, `${path}#${code.toLowerCase()}`);
+      const reference = await plainWalk(f.client, code, EVERYTHING);
+      assert.ok(reference.length > 0, `${code} has rows`);
+      assert.deepEqual(await tableRows(sink, code.toLowerCase()), referenceRows(reference), code);
+    }
+    assert.ok(summary.D03!.windows > 1, 'D03 is read through windows (a via dataset)');
+
+    const types = await sink.query(`SELECT column_name AS name, data_type AS type FROM duckdb_columns() WHERE table_name = 'd07'`);
+    const typeOf = new Map(types.map((r) => [r.name, r.type]));
+    assert.equal(typeOf.get('amount'), 'BIGINT');
+    assert.equal(typeOf.get('is_settled'), 'BOOLEAN');
+    assert.equal(typeOf.get('updated_at'), 'TIMESTAMP WITH TIME ZONE');
+    assert.equal(typeOf.get('paid_date'), 'TIMESTAMP WITH TIME ZONE');
+    assert.equal(typeOf.get('payment_status'), 'VARCHAR');
+    assert.equal(typeOf.get(MISMATCH_COLUMN), 'JSON');
+    const keys = await sink.query(`SELECT table_name AS t, constraint_column_names AS c FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY'`);
+    assert.deepEqual(keys.map((k) => `${k.t}:${(k.c as string[]).join(',')}`).sort(), ['_lender_state:key', 'd03:public_id', 'd07:public_id', 'd16:_row_key']);
+
+    // The state is in the database, one row per dataset, complete.
+    const states = await sink.query(`SELECT key, CAST(state AS VARCHAR) AS state FROM _lender_state ORDER BY key`);
+    assert.deepEqual(states.map((s) => s.key), ['D03', 'D07', 'D16']);
+    for (const s of states) assert.equal((JSON.parse(s.state as string) as DatasetState).load, null, `${s.key} completed`);
+    // A table is made with the columns of its first page; a field that page had only as null
+    // comes later, as a new column, told once.
+    assert.deepEqual(notices.filter((n) => n.kind === 'table-created').map((n) => n.dataset).sort(), ['D03', 'D07', 'D16']);
+    const added = notices.filter((n) => n.kind !== 'table-created');
+    assert.ok(added.every((n) => n.kind === 'column-added'), JSON.stringify(added));
+    assert.equal(new Set(added.map((n) => n.message)).size, added.length, 'each column told once');
+  });
+
+  test('after the data moved, a second sync leaves every row once, in its latest version', async () => {
+    const before = new Map<string, number>();
+    for (const code of CODES) before.set(code, (await sink.query(`SELECT count(*) AS n FROM ${code.toLowerCase()}`))[0]!.n as unknown as number);
+    await sandboxPost('/__sandbox/advance');
+    const summary = await sync(f.client, CODES, { to: sink, limit: 50 });
+    assert.equal(summary.D07!.mode, 'incremental');
+    assert.ok(summary.D07!.rows > 0, 'the advance changed D07');
+    for (const code of ['D07', 'D03'] as const) {
+      assert.deepEqual(await tableRows(sink, code.toLowerCase()), referenceRows(await plainWalk(f.client, code, EVERYTHING)), code);
+    }
+    // D16's rows have no identity but their content: an updated row is a new row, and the version
+    // it replaced stays (docs/sinks.md).
+    const current = referenceRows(await plainWalk(f.client, 'D16', EVERYTHING));
+    const stored = await tableRows(sink, 'd16');
+    assert.deepEqual(current.filter((r) => !stored.includes(r)), [], 'every current D16 row is stored');
+    const currentIds = new Set(current.map((r) => (JSON.parse(r) as ExportRow).public_id));
+    const older = stored.filter((r) => !current.includes(r));
+    assert.ok(older.every((r) => currentIds.has((JSON.parse(r) as ExportRow).public_id)), 'the others are older versions of current rows');
+    const [{ rows, ids }] = await sink.query(`SELECT count(*) AS rows, count(DISTINCT public_id) AS ids FROM d07`) as [{ rows: bigint; ids: bigint }];
+    assert.equal(rows, ids, 'one row per public_id');
+    assert.ok(Number(rows) >= Number(before.get('D07')), 'nothing was lost');
+    // Nothing changed since: a third run fetches nothing.
+    const third = await sync(f.client, CODES, { to: sink });
+    for (const code of CODES) assert.equal(third[code]!.rows, 0, code);
+  });
+
+  test('the database file is readable by its owner only, and so is its log', async () => {
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    if (existsSync(`${path}.wal`)) assert.equal(statSync(`${path}.wal`).mode & 0o777, 0o600);
+  });
+});
+
+// ---------------------------------------------------------------- pages by hand
+
+describe('commits', () => {
+  test('a page is upserted by identity: the later occurrence in a page wins, an older version never replaces a newer one', async () => {
+    const sink = duckdbSink({ path: newFile() });
+    try {
+      const ds = dataset('D07');
+      await sink.open(ds);
+      const row = (id: string, updated: string, amount: number) => ({ public_id: id, updated_at: updated, amount, payment_status: 'SUCCESS' });
+      await sink.commit({ dataset: ds, rows: [row('a', '2025-01-02T00:00:00.000Z', 1), row('b', '2025-01-02T00:00:00.000Z', 1), row('a', '2025-01-02T00:00:00.000Z', 2)], state: state('D07', 'v1') });
+      // The table holds these keys now: this page goes through the upsert.
+      await sink.commit({ dataset: ds, rows: [row('a', '2025-01-01T00:00:00.000Z', 9), row('b', '2025-01-03T00:00:00.000Z', 3), row('c', '2025-01-01T00:00:00.000Z', 4)], state: state('D07', 'v2') });
+      // An equal cursor value replaces (the later read wins), and a field the new version lacks becomes NULL.
+      await sink.commit({ dataset: ds, rows: [{ public_id: 'c', updated_at: '2025-01-01T00:00:00.000Z', amount: 5 }], state: state('D07', 'v3') });
+      const rows = await sink.query(`SELECT public_id, amount, payment_status FROM d07 ORDER BY public_id`);
+      assert.deepEqual(rows, [
+        { public_id: 'a', amount: 2n, payment_status: 'SUCCESS' },
+        { public_id: 'b', amount: 3n, payment_status: 'SUCCESS' },
+        { public_id: 'c', amount: 5n, payment_status: null },
+      ]);
+      assert.equal((await sink.open(ds))?.highWater?.value, 'v3');
+    } finally {
+      await sink.close();
+    }
+  });
+
+  test("instants keep their microseconds; a 'content' identity keeps distinct rows that share a public_id", async () => {
+    const sink = duckdbSink({ path: newFile() });
+    try {
+      const ds = dataset('D16', 'content');
+      await sink.open(ds);
+      const rows = [
+        { public_id: 'CASE-1', stage: 'NEW', updated_at: '2025-01-02T03:04:05.123456Z' },
+        { public_id: 'CASE-1', stage: 'CONTACTED', updated_at: '2025-01-02T03:04:05.123456Z' },
+        { public_id: 'CASE-1', stage: 'NEW', updated_at: '2025-01-02T03:04:05.123456Z' },
+      ];
+      await sink.commit({ dataset: ds, rows, state: state('D16', 'x') });
+      await sink.commit({ dataset: ds, rows: rows.slice(0, 1), state: state('D16', 'y') });
+      const stored = await sink.query(`SELECT stage, strftime(updated_at, '%Y-%m-%dT%H:%M:%S.%fZ') AS at FROM d16 ORDER BY stage`);
+      assert.deepEqual(stored, [{ stage: 'CONTACTED', at: '2025-01-02T03:04:05.123456Z' }, { stage: 'NEW', at: '2025-01-02T03:04:05.123456Z' }]);
+    } finally {
+      await sink.close();
+    }
+  });
+
+  test('an empty page commits its state; a dataset gets its table with its first rows or once its load completes', async () => {
+    const path = newFile();
+    const sink = duckdbSink({ path });
+    try {
+      const ds = dataset('D05', 'key', 'created_at');
+      assert.equal(await sink.open(ds), undefined);
+      await sink.commit({ dataset: ds, rows: [], state: state('D05', null, true) });
+      assert.deepEqual(await sink.query(`SELECT table_name FROM duckdb_tables() WHERE table_name = 'd05'`), [], 'no table for an unfinished load without rows');
+      assert.notEqual(await sink.open(ds), undefined, 'the state was committed');
+      await sink.commit({ dataset: ds, rows: [], state: state('D05', null) });
+      const columns = await sink.query(`SELECT column_name AS c FROM duckdb_columns() WHERE table_name = 'd05'`);
+      assert.deepEqual(columns.map((r) => r.c), ['public_id', 'created_at', MISMATCH_COLUMN]);
+    } finally {
+      await sink.close();
+    }
+  });
+
+  test('a failed commit writes nothing, and the next page goes in', async () => {
+    const sink = duckdbSink({ path: newFile() });
+    try {
+      const ds = dataset('D08');
+      await sink.open(ds);
+      await sink.commit({ dataset: ds, rows: [{ public_id: 'a', updated_at: '2025-01-01T00:00:00.000Z', amount: 1 }], state: state('D08', 'one') });
+      // A row without a public_id cannot be stored by identity.
+      await assert.rejects(sink.commit({ dataset: ds, rows: [{ public_id: 'b', updated_at: '2025-01-01T00:00:00.000Z' }, { updated_at: '2025-01-01T00:00:00.000Z' }], state: state('D08', 'two') }),
+        (e: unknown) => e instanceof SinkError && /no public_id/.test(e.message));
+      // DuckDB refuses a second column whose name differs only in case: the page, its new
+      // column and its state are rolled back together, however often it happens.
+      for (let attempt = 0; attempt < 2; attempt += 1) {
+        await assert.rejects(sink.commit({ dataset: ds, rows: [{ public_id: 'c', updated_at: '2025-01-01T00:00:00.000Z', AMOUNT: 3, extra: true }], state: state('D08', 'three') }),
+          (e: unknown) => e instanceof SinkError && /D08 .*Column with name AMOUNT already exists/.test(e.message) && !/\n/.test(e.message));
+      }
+      assert.equal((await sink.open(ds))?.highWater?.value, 'one');
+      assert.deepEqual(await sink.query(`SELECT public_id FROM d08`), [{ public_id: 'a' }]);
+      assert.deepEqual((await sink.query(`SELECT column_name AS c FROM duckdb_columns() WHERE table_name = 'd08'`)).map((r) => r.c), ['public_id', 'updated_at', 'amount', MISMATCH_COLUMN]);
+      await sink.commit({ dataset: ds, rows: [{ public_id: 'd', updated_at: '2025-01-01T00:00:00.000Z', extra: true }], state: state('D08', 'four') });
+      assert.deepEqual(await sink.query(`SELECT public_id, extra FROM d08 ORDER BY 1`), [{ public_id: 'a', extra: null }, { public_id: 'd', extra: true }]);
+      assert.equal((await sink.open(ds))?.highWater?.value, 'four');
+    } finally {
+      await sink.close();
+    }
+  });
+});
+
+describe('schema evolution', () => {
+  test('a table made with fewer columns gets the new fields as columns, each told once; misfit values are kept in _mismatched', async () => {
+    const path = newFile();
+    const ds = dataset('D09');
+    // A table from an earlier version: the key and the cursor only, no _mismatched.
+    const first = duckdbSink({ path });
+    await first.open(ds);
+    await first.commit({ dataset: ds, rows: [], state: state('D09', null) });
+    await first.query('SELECT 1');
+    await first.close();
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const raw = await DuckDBInstance.create(path);
+    const conn = await raw.connect();
+    await conn.run(`ALTER TABLE d09 DROP COLUMN ${MISMATCH_COLUMN}`);
+    conn.closeSync();
+    raw.closeSync();
+
+    const notices: SinkNotice[] = [];
+    const sink = duckdbSink({ path, onNotice: (n) => notices.push(n) });
+    try {
+      await sink.open(ds);
+      const at = '2025-02-01T00:00:00.000Z';
+      await sink.commit({ dataset: ds, rows: [{ public_id: 'a', updated_at: at, amount: 10, plan: { n: 1 } }], state: state('D09', '1') });
+      await sink.commit({ dataset: ds, rows: [{ public_id: 'b', updated_at: at, amount: 'ten', plan: null, note: 'x' }], state: state('D09', '2') });
+      await sink.commit({ dataset: ds, rows: [{ public_id: 'c', updated_at: at, amount: 'eleven', note: 12 }], state: state('D09', '3') });
+      const columns = await sink.query(`SELECT column_name AS c, data_type AS t FROM duckdb_columns() WHERE table_name = 'd09'`);
+      assert.deepEqual(columns.map((r) => `${r.c} ${r.t}`), [
+        'public_id VARCHAR', 'updated_at TIMESTAMP WITH TIME ZONE', 'amount BIGINT', 'plan JSON', MISMATCH_COLUMN + ' JSON', 'note VARCHAR',
+      ]);
+      const rows = await sink.query(`SELECT public_id, amount, CAST(plan AS VARCHAR) AS plan, note, CAST(${MISMATCH_COLUMN} AS VARCHAR) AS m FROM d09 ORDER BY 1`);
+      assert.deepEqual(rows, [
+        { public_id: 'a', amount: 10n, plan: '{"n":1}', note: null, m: null },
+        { public_id: 'b', amount: null, plan: null, note: 'x', m: '{"amount":"ten"}' },
+        { public_id: 'c', amount: null, plan: null, note: null, m: '{"amount":"eleven","note":12}' },
+      ]);
+      assert.deepEqual(notices.map((n) => `${n.dataset} ${n.kind} ${n.message}`), [
+        'D09 column-added d09: new column amount (bigint)',
+        'D09 column-added d09: new column plan (json)',
+        'D09 column-added d09: new column note (text)',
+        'D09 type-changed d09: amount had a text value in a bigint column; such values are kept in _mismatched',
+        'D09 type-changed d09: note had a bigint value in a text column; such values are kept in _mismatched',
+      ]);
+    } finally {
+      await sink.close();
+    }
+
+    // Another run reads the columns back from the file: nothing new to tell.
+    const again: SinkNotice[] = [];
+    const next = duckdbSink({ path, onNotice: (n) => again.push(n) });
+    try {
+      await next.open(ds);
+      await next.commit({ dataset: ds, rows: [{ public_id: 'a', updated_at: '2025-03-01T00:00:00.000Z', amount: 12, note: 'y' }], state: state('D09', '4') });
+      assert.deepEqual(again, []);
+      assert.deepEqual(await next.query(`SELECT amount, note FROM d09 WHERE public_id = 'a'`), [{ amount: 12n, note: 'y' }]);
+    } finally {
+      await next.close();
+    }
+  });
+});
+
+// ---------------------------------------------------------------- one writer per file
+
+describe('lock', () => {
+  test('a second sink on the file is refused while the first holds it; holds nest; close() waits for the last', async () => {
+    const path = newFile();
+    const one = duckdbSink({ path });
+    const two = duckdbSink({ path });
+    const outer = await one.lock();
+    const inner = await one.lock();
+    const refused = (e: unknown) => e instanceof DuckDbLockedError && e.message.startsWith(`${path} is already open`) && !e.message.includes('\n');
+    await assert.rejects(two.lock(), refused);
+    await one.close();
+    await one.close();
+    await inner.release();
+    await inner.release();
+    await assert.rejects(two.open(dataset('D07')), refused, 'still held by the outer hold');
+    await outer.release();
+    const hold = await two.lock();
+    await hold.release();
+    await two.close();
+  });
+
+  test('a sink of another process holding the file: a one-line DuckDbLockedError naming the file and that process', async () => {
+    const path = newFile();
+    const script = `const { duckdbSink } = await import(${JSON.stringify(SINK_MODULE)});
+      await duckdbSink({ path: ${JSON.stringify(path)} }).lock();
+      process.stdout.write('held\\n');
+      setInterval(() => undefined, 60000);`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const [line] = await once(createInterface({ input: child.stdout! }), 'line') as [string];
+      assert.equal(line, 'held');
+      const sink = duckdbSink({ path });
+      const error = await sink.lock().then(() => undefined, (e: unknown) => e);
+      assert.ok(error instanceof DuckDbLockedError, String(error));
+      assert.ok(error instanceof SinkError);
+      assert.equal(error.message, `${path} is open in another process (pid ${child.pid}): a DuckDB file has one writer at a time; ` +
+        'wait for that run to end, or sync into another file.');
+      assert.deepEqual(error.holder, { thisProcess: false, pid: child.pid });
+      // sync() is refused before anything is written.
+      await assert.rejects(sync({} as never, ['D07'], { to: sink }), DuckDbLockedError);
+    } finally {
+      child.kill();
+      await once(child, 'exit');
+    }
+    // Once that process is gone, the file opens.
+    const sink = duckdbSink({ path });
+    await (await sink.lock()).release();
+    await sink.close();
+  });
+});
+
+// ---------------------------------------------------------------- no native code on import
+
+describe('loading', () => {
+  /** Imports `what` in a fresh process and reports the native addons and @duckdb modules it loaded. */
+  function loadedBy(what: string): { native: string[]; duckdb: string[] } {
+    const script = `
+      const { createRequire } = await import('node:module');
+      const native = [];
+      const dlopen = process.dlopen;
+      process.dlopen = function (module, filename, ...rest) { native.push(filename); return dlopen.call(this, module, filename, ...rest); };
+      ${what}
+      const cache = Object.keys(createRequire(import.meta.url).cache);
+      process.stdout.write(JSON.stringify({ native, duckdb: cache.filter((p) => p.includes('@duckdb')) }));`;
+    const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(result.status, 0, result.stderr);
+    return JSON.parse(result.stdout) as { native: string[]; duckdb: string[] };
+  }
+
+  test('importing the library, or making a DuckDB sink, loads no native code; opening one does', () => {
+    assert.deepEqual(loadedBy(`await import('./src/index.ts');`), { native: [], duckdb: [] });
+    assert.deepEqual(loadedBy(`const { duckdbSink } = await import('./src/sinks/duckdb-sink.ts'); duckdbSink({ path: 'never-opened.duckdb' });`), { native: [], duckdb: [] });
+    // The probe sees a load when there is one.
+    const opened = loadedBy(`const { duckdbSink } = await import('./src/sinks/duckdb-sink.ts');
+      const sink = duckdbSink({ path: ${JSON.stringify(newFile())} }); await sink.query('SELECT 1'); await sink.close();`);
+    assert.ok(opened.native.some((p) => p.includes('@duckdb') && p.endsWith('.node')), JSON.stringify(opened));
+    assert.ok(opened.duckdb.some((p) => p.includes('@duckdb/node-api')), JSON.stringify(opened));
+  });
+});
