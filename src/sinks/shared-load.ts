@@ -18,6 +18,7 @@ import type { ResolvedDataset } from '../exports/export-options.ts';
 import { DEFAULT_ORIGIN } from '../exports/windows.ts';
 import type { SinkDataset } from './sink.ts';
 import { SinkError } from './errors.ts';
+import { commitInGroups, rowsOf } from './group-commit.ts';
 import type { ExportRow } from '../core/types.ts';
 
 /** One part of a load: a time span of the initial load, or the whole incremental load. */
@@ -230,7 +231,8 @@ async function readPart(stream: ExportStream, dataset: SinkDataset, claim: Claim
     }, () => undefined);
   }, Math.max(50, Math.floor(board.leaseMs / 3)));
   try {
-    for await (const page of stream) await board.commit(dataset, claim, page.rows, page.checkpoint.state, false);
+    await commitInGroups(stream, (page) => page.rows.length, (group) =>
+      board.commit(dataset, claim, rowsOf(group), group.at(-1)!.checkpoint.state, false));
     await board.commit(dataset, claim, [], stream.completedState!, true);
     return false;
   } catch (error) {

@@ -8,6 +8,7 @@ import { SyncError } from '../exports/errors.ts';
 import { describeDataset, exportPages, type ExportOptions, type ExportStream, type ResolvedDataset } from '../exports/export-stream.ts';
 import type { StateStore } from '../exports/state.ts';
 import { ndjsonSink } from './ndjson-sink.ts';
+import { commitInGroups, rowsOf } from './group-commit.ts';
 import { syncShared } from './shared-load.ts';
 import type { Sink, SinkDataset } from './sink.ts';
 
@@ -127,7 +128,8 @@ async function syncInto(
       const previous = await sink.open(dataset);
       const stream = exportPages(api, ref, { ...exportOptions, resume: previous ?? null, stateKey: dataset.key });
       onStream?.(stream);
-      for await (const page of stream) await sink.commit({ dataset, rows: page.rows, state: page.checkpoint.state });
+      await commitInGroups(stream, (page) => page.rows.length, (group) =>
+        sink.commit({ dataset, rows: rowsOf(group), state: group.at(-1)!.checkpoint.state }));
       if (stream.completedState !== null) await sink.commit({ dataset, rows: [], state: stream.completedState });
       summary[dataset.code] = datasetSummary(stream, sink.location(dataset));
     } catch (error) {
