@@ -46,8 +46,8 @@ export {
 
 // ---- sync into sinks: NDJSON files, DuckDB, PostgreSQL, your own
 export {
-  sync, ndjsonSink, duckdbSink, postgresSink, SinkError,
-  type DatasetSyncSummary, type SyncOptions, type NdjsonSinkOptions, type DuckDbSinkOptions, type PostgresSinkOptions,
+  sync, ndjsonSink, duckdbSink, postgresSink, SinkError, DuckDbLockedError,
+  type DatasetSyncSummary, type SyncOptions, type NdjsonSinkOptions, type DuckDbSink, type DuckDbSinkOptions, type PostgresSinkOptions,
   type Sink, type SinkDataset, type SinkNotice, type SinkPage,
 } from './sinks/index.ts';
 export type { DurationValue } from './core/options.ts';
