@@ -143,7 +143,10 @@ describe('connection settings', () => {
     assert.equal(fromDatabaseUrl.urlPassword, 's3cret-pw');
     const bare = resolveConnection({ env: { PGUSER: 'only' } });
     assert.deepEqual([bare.host, bare.port, bare.database], ['localhost', 5432, 'only']);
-    assert.deepEqual(resolveConnection({ env: { PGSSLMODE: 'require' } }).ssl, { rejectUnauthorized: false });
+    // Every TLS mode checks the certificate and the host name, libpq's require and verify-ca too.
+    for (const mode of ['require', 'verify-ca', 'verify-full']) {
+      assert.deepEqual(resolveConnection({ env: { PGSSLMODE: mode } }).ssl, { rejectUnauthorized: true }, mode);
+    }
   });
 
   test('a password in the connection string, a bad URL or an unknown parameter is refused without echoing it', () => {
