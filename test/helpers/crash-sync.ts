@@ -78,7 +78,7 @@ export interface CrashSandbox {
 }
 
 /** The sandbox the kills run against: latency so a load outlasts them, faults and 3-second tokens. */
-export async function startCrashSandbox(scale = SOAK ? 2000 : 600): Promise<CrashSandbox> {
+export async function startCrashSandbox(scale = SOAK ? 3000 : 1500): Promise<CrashSandbox> {
   const sandbox = await startSandboxChild([
     '--seed', '11', '--scale', String(scale), '--latency', String(SOAK ? 60 : 50), '--token-ttl', '3',
     '--faults', '500=0.02,reset=0.01',
