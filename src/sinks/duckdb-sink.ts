@@ -1,21 +1,22 @@
-// DuckDB, exactly once: one database file, a table per dataset (its code in lower case) keyed by
-// the rows' identity, and each dataset's state in the table _lender_state. A commit is one
-// transaction: the page's new columns, its rows upserted (a row never replaces a newer version of
-// itself) and the state after them. A crash at any instant leaves the last committed page and its
-// state, together. Rows go in through DuckDB's appender, never a statement per row: straight into
-// the table while it holds none of their keys (an initial load), else into a staging table and one
-// INSERT ... ON CONFLICT from it.
+// DuckDB, exactly once: one database file, a table per dataset (its code in lower case) holding one
+// row per identity, and each dataset's state in the table _lender_state. A commit is one
+// transaction: the page's new columns, its rows (a row never replaces a newer version of itself)
+// and the state after them. A crash at any instant leaves the last committed page and its state,
+// together. The tables have no index: the identities each one holds are kept in memory as hashes
+// (key-set.ts, read from the table once per run), rows of new identities are appended through
+// DuckDB's appender, and rows of stored ones are staged and merged (sql.ts mergeSql).
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { resolve } from 'node:path';
 import type { ExportRow } from '../core/types.ts';
 import type { DatasetState } from '../exports/state.ts';
 import { describeChange, initialColumns, keyColumn, latestByIdentity, MISMATCH_COLUMN, TableShape, type ShapeChange } from './columns.ts';
-import { isKeyColumn, readColumns, readState } from './duckdb/catalog.ts';
-import { DuckDbLockedError, messageOf, openDatabase, type Database } from './duckdb/database.ts';
+import { readColumns, readKeys, readState } from './duckdb/catalog.ts';
+import { DuckDbLockedError, isOneSelect, messageOf, openDatabase, type Database } from './duckdb/database.ts';
 import type { Writer } from './duckdb/writer.ts';
 import { appendRows } from './duckdb/append-rows.ts';
+import { KeySet } from './duckdb/key-set.ts';
 import {
-  addColumnSql, createTableSql, MISMATCH, PAGE_TABLE, pageTableSql, saveStateSql, tableColumn, tableNameOf, upsertSql,
+  addColumnSql, createTableSql, mergeSql, MISMATCH, PAGE_TABLE, pageTableSql, saveStateSql, tableColumn, tableNameOf,
   type TableColumn,
 } from './duckdb/sql.ts';
 import { SinkError } from './errors.ts';
@@ -75,13 +76,13 @@ interface Table {
   stored: Map<string, TableColumn>;
   exists: boolean;
   hasStateRow: boolean;
-  /** Pages to upsert before a plain insert is tried again (see #store). */
-  upsertPages: number;
+  /**
+   * The identities the table holds (at least: a failed commit may leave some it does not), read
+   * from the table at the first commit of rows. 'unknown': the key column is not text (a table
+   * made by hand), so its stored keys may not be spelled as the rows' are: every row is merged.
+   */
+  keys: KeySet | 'unknown' | undefined;
 }
-
-/** After a page found rows the table already held, this many pages are upserted without trying
- * a plain insert first: an incremental load updates rows page after page. */
-const UPSERT_STREAK = 16;
 
 class DuckDbStore implements DuckDbSink {
   readonly target: string;
@@ -137,13 +138,13 @@ class DuckDbStore implements DuckDbSink {
     const added = table.exists || creating ? table.shape.columns.filter((c) => !table.stored.has(c.name)).map(tableColumn) : [];
     if ((table.exists || creating) && !table.stored.has(MISMATCH_COLUMN)) added.push(MISMATCH);
     const columns = creating ? creationOrder(added, latest.values(), table.key) : [...table.stored.values(), ...added];
-    const write: PageWrite = {
-      table, columns, rows: latest, stateSql: saveStateSql(dataset.key, JSON.stringify(state), table.hasStateRow),
-      ddl: creating ? [createTableSql(table.name, columns, table.key)] : added.map((c) => addColumnSql(table.name, c)),
-      cursor: dataset.cursorField,
-    };
     try {
-      await this.#store(db.writer, write, table.exists);
+      const { fresh, stored } = await this.#sortRows(db.writer, table, latest, creating);
+      await writePage(db.writer, {
+        table, columns, fresh, stored, stateSql: saveStateSql(dataset.key, JSON.stringify(state), table.hasStateRow),
+        ddl: creating ? [createTableSql(table.name, columns)] : added.map((c) => addColumnSql(table.name, c)),
+        cursor: dataset.cursorField,
+      });
     } catch (error) {
       // The shape may name columns the rolled-back transaction did not add: read the table again.
       this.#tables.set(dataset.code, await this.#loadTable(db.writer.connection, dataset).catch(() => table));
@@ -158,11 +159,16 @@ class DuckDbStore implements DuckDbSink {
 
   async query(sql: string): Promise<Record<string, unknown>[]> {
     const db = await this.#database();
+    const reader = await db.reader();
     try {
-      const result = await (await db.reader()).runAndReadAll(sql);
+      const result = await reader.runAndReadAll(sql);
       return result.getRowObjectsJS() as Record<string, unknown>[];
     } catch (error) {
       throw new SinkError(`DuckDB could not run the query on ${this.target}: ${messageOf(error)}`, { cause: error });
+    } finally {
+      // Anything but one SELECT may have written rows the key sets do not know: they are read
+      // again from the tables at the next commit.
+      if (!(await isOneSelect(reader, sql))) for (const table of this.#tables.values()) table.keys = undefined;
     }
   }
 
@@ -172,25 +178,30 @@ class DuckDbStore implements DuckDbSink {
   }
 
   /**
-   * Appends the rows straight into the table while it holds none of their keys (an initial load):
-   * the cheapest path. A page that meets a stored key is rolled back and written again as an
-   * upsert, and so are the pages after it for a while (an incremental load updates row after row).
+   * The page's rows of identities the table has never held (appended as they are) and those of
+   * identities it may hold (merged). The identities are added to the table's set before the write:
+   * the set may then hold identities a failed commit did not store (their rows are merged), never
+   * miss one the table holds.
    */
-  async #store(writer: Writer, write: PageWrite, tableExisted: boolean): Promise<void> {
-    const { table } = write;
-    // A table made by this very commit holds no key yet.
-    if (write.rows.size === 0 || !tableExisted) return writePage(writer, write, false);
-    if (table.upsertPages > 0) {
-      table.upsertPages -= 1;
-      return writePage(writer, write, true);
+  async #sortRows(writer: Writer, table: Table, rows: ReadonlyMap<string, ExportRow>, creating: boolean): Promise<{ fresh: ReadonlyMap<string, ExportRow>; stored: ReadonlyMap<string, ExportRow> }> {
+    const none = new Map<string, ExportRow>();
+    if (rows.size === 0) return { fresh: none, stored: none };
+    if (creating) table.keys = new KeySet(rows.size);
+    else if (table.keys === undefined) {
+      const column = table.stored.get(table.key);
+      table.keys = column?.sql === 'VARCHAR' ? await readKeys(writer.connection, table.name, table.key) : 'unknown';
     }
-    try {
-      await writePage(writer, write, false);
-    } catch (error) {
-      if (!/Duplicate key/.test(messageOf(error))) throw error;
-      table.upsertPages = UPSERT_STREAK;
-      await writePage(writer, write, true);
+    const keys = table.keys;
+    if (keys === 'unknown') return { fresh: none, stored: rows };
+    // Each key hashed once: added, and told whether it was there (a page's keys are distinct).
+    let stored: Map<string, ExportRow> | undefined;
+    for (const [id, row] of rows) {
+      if (!keys.add(id)) (stored ??= new Map()).set(id, row);
     }
+    if (stored === undefined) return { fresh: rows, stored: none };
+    const fresh = new Map<string, ExportRow>();
+    for (const [id, row] of rows) if (!stored.has(id)) fresh.set(id, row);
+    return { fresh, stored };
   }
 
   async #loadTable(conn: DuckDBConnection, dataset: SinkDataset): Promise<Table> {
@@ -198,10 +209,10 @@ class DuckDbStore implements DuckDbSink {
     const key = keyColumn(dataset);
     const stored = await readColumns(conn, name);
     if (stored === undefined) {
-      return { name, key, shape: new TableShape(initialColumns(dataset)), stored: new Map(), exists: false, hasStateRow: false, upsertPages: 0 };
+      return { name, key, shape: new TableShape(initialColumns(dataset)), stored: new Map(), exists: false, hasStateRow: false, keys: undefined };
     }
-    if (!(await isKeyColumn(conn, name, key))) {
-      throw new SinkError(`the table ${name} in ${this.target} has no primary key ${key}, so rows cannot be upserted into it; ` +
+    if (!stored.some((c) => c.name === key)) {
+      throw new SinkError(`the table ${name} in ${this.target} has no column ${key}, so its rows cannot be told apart; ` +
         'it was not made by lender sync: rename or drop it.');
     }
     return {
@@ -210,7 +221,7 @@ class DuckDbStore implements DuckDbSink {
       stored: new Map(stored.map((c) => [c.name, c])),
       exists: true,
       hasStateRow: false,
-      upsertPages: 0,
+      keys: undefined,
     };
   }
 
@@ -251,34 +262,34 @@ interface PageWrite {
   /** The table's columns once `ddl` has run, in order. */
   columns: readonly TableColumn[];
   ddl: readonly string[];
-  rows: ReadonlyMap<string, ExportRow>;
+  /** Rows of identities the table does not hold: appended. */
+  fresh: ReadonlyMap<string, ExportRow>;
+  /** Rows of identities it may hold: staged and merged. */
+  stored: ReadonlyMap<string, ExportRow>;
   cursor: string;
   stateSql: string;
 }
 
-/** One transaction: the new columns, the rows (appended to the table, or staged and upserted),
- * the state. Rolled back on any failure. */
-async function writePage(writer: Writer, write: PageWrite, upsert: boolean): Promise<void> {
-  const { table, rows, columns } = write;
-  const staged = upsert && rows.size > 0;
+/** One transaction: the new columns, the rows (appended to the table, or staged and merged), the
+ * state. Rolled back on any failure. */
+async function writePage(writer: Writer, write: PageWrite): Promise<void> {
+  const { table, fresh, stored, columns } = write;
   try {
-    await writer.run([...write.ddl, ...(staged ? [pageTableSql(table.name)] : [])]);
-    if (staged) {
+    if (write.ddl.length > 0 || stored.size > 0) await writer.run([...write.ddl, ...(stored.size > 0 ? [pageTableSql(table.name)] : [])]);
+    if (fresh.size > 0) {
+      const appender = await writer.appender(table.name, columns.map((c) => c.name).join('\0'));
+      appendRows(appender, fresh, columns, table.key);
+      appender.flushSync();
+    }
+    if (stored.size > 0) {
       const appender = await writer.temporaryAppender(PAGE_TABLE);
       try {
-        appendRows(appender, rows, columns, table.key);
+        appendRows(appender, stored, columns, table.key);
       } finally {
         appender.closeSync();
       }
-      await writer.commit([upsertSql(table.name, columns, table.key, write.cursor), write.stateSql]);
-    } else {
-      if (rows.size > 0) {
-        const appender = await writer.appender(table.name, columns.map((c) => c.name).join('\0'));
-        appendRows(appender, rows, columns, table.key);
-        appender.flushSync();
-      }
-      await writer.commit([write.stateSql]);
     }
+    await writer.commit([...(stored.size > 0 ? mergeSql(table.name, table.key, write.cursor) : []), write.stateSql]);
   } catch (error) {
     await writer.rollback();
     throw error;

@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, statSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { DuckDBAppender } from '@duckdb/node-api';
 import fc from 'fast-check';
@@ -18,9 +18,10 @@ import { Agent, request } from 'undici';
 import type { ExportRow } from '../../src/core/types.ts';
 import { canonicalJson } from '../../src/exports/highwater.ts';
 import type { DatasetState } from '../../src/exports/state.ts';
-import { initialColumns, MISMATCH_COLUMN, rowValues, TableShape } from '../../src/sinks/columns.ts';
-import { appendRows } from '../../src/sinks/duckdb/append-rows.ts';
-import { columnTypeOfSql, MISMATCH, tableColumn, upsertSql } from '../../src/sinks/duckdb/sql.ts';
+import { fits, initialColumns, MISMATCH_COLUMN, rowValues, TableShape } from '../../src/sinks/columns.ts';
+import { appendRows, isInstant } from '../../src/sinks/duckdb/append-rows.ts';
+import { KeySet } from '../../src/sinks/duckdb/key-set.ts';
+import { columnTypeOfSql, mergeSql, MISMATCH, tableColumn } from '../../src/sinks/duckdb/sql.ts';
 import { DuckDbLockedError, duckdbSink, type DuckDbSink } from '../../src/sinks/duckdb-sink.ts';
 import { SinkError } from '../../src/sinks/errors.ts';
 import type { SinkDataset, SinkNotice } from '../../src/sinks/sink.ts';
@@ -82,6 +83,13 @@ async function tableRows(sink: DuckDbSink, table: string): Promise<string[]> {
   return rows.map((r) => canonicalJson(restored(r, types))).sort();
 }
 
+/** No identity appears twice in the table (what a primary key would have enforced). */
+async function assertUnique(sink: DuckDbSink, table: string, key: string): Promise<void> {
+  const [counts] = await sink.query(`SELECT count(*) AS n, count(DISTINCT "${key}") AS ids, count("${key}") AS keyed FROM ${table}`);
+  assert.equal(counts!.n, counts!.ids, `one row per ${key} in ${table}`);
+  assert.equal(counts!.n, counts!.keyed, `every row of ${table} has a ${key}`);
+}
+
 /** The reference rows as sorted canonical JSON, each distinct row once. */
 function referenceRows(rows: readonly ExportRow[]): string[] {
   return [...new Set(rows.map((r) => canonicalJson(withoutNulls(r))))].sort();
@@ -136,16 +144,17 @@ describe('values and statements', () => {
     }), { numRuns: 300 });
   });
 
-  test('catalog types map back to column types; the upsert keeps a newer stored version', () => {
+  test('catalog types map back to column types; the merge keeps a newer stored version', () => {
     assert.equal(columnTypeOfSql('TIMESTAMP WITH TIME ZONE'), 'timestamptz');
     assert.equal(columnTypeOfSql('BIGINT'), 'bigint');
     assert.equal(columnTypeOfSql('INTEGER'), 'bigint');
     assert.equal(columnTypeOfSql('DECIMAL(18,3)'), 'double');
     assert.equal(columnTypeOfSql('JSON'), 'json');
     assert.equal(columnTypeOfSql('DATE'), 'text');
-    const sql = upsertSql('d07', [tableColumn({ name: 'public_id', type: 'text' }), tableColumn({ name: 'we"ird', type: 'bigint' })], 'public_id', 'updated_at');
-    assert.match(sql, /ON CONFLICT \("public_id"\) DO UPDATE SET "we""ird" = excluded\."we""ird"/);
-    assert.match(sql, /WHERE stored\."updated_at" IS NULL OR excluded\."updated_at" >= stored\."updated_at"$/);
+    const [match, remove, insert] = mergeSql('d"07', 'public_id', 'up"dated');
+    assert.match(match!, /coalesce\(stored\."up""dated" IS NULL OR page\."up""dated" >= stored\."up""dated", false\) AS replaced FROM "d""07" AS stored JOIN/);
+    assert.match(remove!, /^DELETE FROM "d""07" WHERE rowid IN \(SELECT stored_row FROM _lender_match WHERE replaced\)$/);
+    assert.match(insert!, /^INSERT INTO "d""07" SELECT \* FROM _lender_page WHERE "public_id" NOT IN \(SELECT key FROM _lender_match WHERE NOT replaced\)$/);
   });
 });
 
@@ -198,8 +207,11 @@ describe('sync() into DuckDB', () => {
     assert.equal(typeOf.get('paid_date'), 'TIMESTAMP WITH TIME ZONE');
     assert.equal(typeOf.get('payment_status'), 'VARCHAR');
     assert.equal(typeOf.get(MISMATCH_COLUMN), 'JSON');
-    const keys = await sink.query(`SELECT table_name AS t, constraint_column_names AS c FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY'`);
-    assert.deepEqual(keys.map((k) => `${k.t}:${(k.c as string[]).join(',')}`).sort(), ['_lender_state:key', 'd03:public_id', 'd07:public_id', 'd16:_row_key']);
+    // No index on the datasets' tables (the sink keeps identities unique itself): the state's key only.
+    const keys = await sink.query(`SELECT table_name AS t, constraint_column_names AS c FROM duckdb_constraints() WHERE constraint_type IN ('PRIMARY KEY', 'UNIQUE')`);
+    assert.deepEqual(keys.map((k) => `${k.t}:${(k.c as string[]).join(',')}`), ['_lender_state:key']);
+    assert.deepEqual(await sink.query(`SELECT index_name FROM duckdb_indexes()`), []);
+    for (const [table, key] of [['d03', 'public_id'], ['d07', 'public_id'], ['d16', '_row_key']] as const) await assertUnique(sink, table, key);
 
     // The state is in the database, one row per dataset, complete.
     const states = await sink.query(`SELECT key, CAST(state AS VARCHAR) AS state FROM _lender_state ORDER BY key`);
@@ -231,8 +243,8 @@ describe('sync() into DuckDB', () => {
     const currentIds = new Set(current.map((r) => (JSON.parse(r) as ExportRow).public_id));
     const older = stored.filter((r) => !current.includes(r));
     assert.ok(older.every((r) => currentIds.has((JSON.parse(r) as ExportRow).public_id)), 'the others are older versions of current rows');
-    const [{ rows, ids }] = await sink.query(`SELECT count(*) AS rows, count(DISTINCT public_id) AS ids FROM d07`) as [{ rows: bigint; ids: bigint }];
-    assert.equal(rows, ids, 'one row per public_id');
+    for (const [table, key] of [['d03', 'public_id'], ['d07', 'public_id'], ['d16', '_row_key']] as const) await assertUnique(sink, table, key);
+    const [{ rows }] = await sink.query(`SELECT count(*) AS rows FROM d07`) as [{ rows: bigint }];
     assert.ok(Number(rows) >= Number(before.get('D07')), 'nothing was lost');
     // Nothing changed since: a third run fetches nothing.
     const third = await sync(f.client, CODES, { to: sink });
@@ -331,6 +343,153 @@ describe('commits', () => {
     } finally {
       await sink.close();
     }
+  });
+});
+
+describe('one row per identity, without an index', () => {
+  const at = (day: number) => `2025-01-${String(day).padStart(2, '0')}T00:00:00.000Z`;
+  const row = (id: string, day: number | null, amount: number): ExportRow => ({ public_id: id, ...(day === null ? {} : { updated_at: at(day) }), amount });
+  const keys = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `k${from + i}`);
+
+  async function amounts(sink: DuckDbSink, table = 'd07'): Promise<Map<string, number>> {
+    const rows = await sink.query(`SELECT public_id AS id, amount FROM ${table}`);
+    return new Map(rows.map((r) => [r.id as string, Number(r.amount)]));
+  }
+
+  test('rows of stored identities are merged, never appended: a page repeating an earlier page, an incremental page, after the sink is reopened', async () => {
+    const path = newFile();
+    const ds = dataset('D07');
+    const first = duckdbSink({ path });
+    try {
+      await first.open(ds);
+      await first.commit({ dataset: ds, rows: keys(0, 100).map((k) => row(k, 10, 1)), state: state('D07', 'p1', true) });
+      // A page of the same load repeating 50 identities (newer), one older version (k0), one
+      // identity twice (the later wins), and 50 new ones.
+      const second = [...keys(50, 150).map((k) => row(k, 11, 2)), row('k0', 9, 99), row('k149', 11, 3)];
+      await first.commit({ dataset: ds, rows: second, state: state('D07', 'p2', true) });
+      await assertUnique(first, 'd07', 'public_id');
+      const got = await amounts(first);
+      assert.equal(got.size, 150);
+      assert.equal(got.get('k0'), 1, 'an older version does not replace a newer one');
+      assert.equal(got.get('k1'), 1);
+      assert.equal(got.get('k50'), 2);
+      assert.equal(got.get('k120'), 2);
+      assert.equal(got.get('k149'), 3, 'the later occurrence in a page wins');
+    } finally {
+      await first.close();
+    }
+
+    // Another run: the identities are read back from the table.
+    const again = duckdbSink({ path });
+    try {
+      assert.equal((await again.open(ds))?.highWater?.value, 'p2');
+      await again.commit({ dataset: ds, rows: keys(100, 200).map((k) => row(k, 12, 4)), state: state('D07', 'p3') });
+      // A commit of 10,000 rows (sync() groups pages when the sink is slower than the export):
+      // 200 stored identities, the rest new.
+      await again.commit({ dataset: ds, rows: keys(0, 10_000).map((k) => row(k, 13, 5)), state: state('D07', 'p4') });
+      await assertUnique(again, 'd07', 'public_id');
+      const got = await amounts(again);
+      assert.equal(got.size, 10_000);
+      assert.deepEqual(new Set(got.values()), new Set([5]));
+      // Equal cursor values: the page's version replaces the stored one.
+      await again.commit({ dataset: ds, rows: [row('k7', 13, 6)], state: state('D07', 'p5') });
+      assert.equal((await amounts(again)).get('k7'), 6);
+    } finally {
+      await again.close();
+    }
+  });
+
+  test('a NULL cursor: a stored row without one is replaced by any version, a version without one replaces only such a row', async () => {
+    const sink = duckdbSink({ path: newFile() });
+    try {
+      const ds = dataset('D07');
+      await sink.open(ds);
+      await sink.commit({ dataset: ds, rows: [row('a', null, 1), row('b', 5, 1), row('c', null, 1)], state: state('D07', '1') });
+      await sink.commit({ dataset: ds, rows: [row('a', 1, 2), row('b', null, 2), row('c', null, 2)], state: state('D07', '2') });
+      assert.deepEqual(Object.fromEntries(await amounts(sink)), { a: 2, b: 1, c: 2 });
+      await assertUnique(sink, 'd07', 'public_id');
+    } finally {
+      await sink.close();
+    }
+  });
+
+  test('rows written through query() are seen by the next commit; a failed commit leaves no identity behind', async () => {
+    const sink = duckdbSink({ path: newFile() });
+    try {
+      const ds = dataset('D07');
+      await sink.open(ds);
+      await sink.commit({ dataset: ds, rows: [row('a', 1, 1)], state: state('D07', '1') });
+      await sink.query(`INSERT INTO d07 (public_id, updated_at, amount) VALUES ('by-hand', '${at(1)}', 1)`);
+      await sink.commit({ dataset: ds, rows: [row('by-hand', 2, 2)], state: state('D07', '2') });
+      // A page whose new column DuckDB refuses rolls back; its identities were never stored.
+      await assert.rejects(sink.commit({ dataset: ds, rows: [row('a', 3, 3), { ...row('new', 3, 3), AMOUNT: 1 }], state: state('D07', 'x') }), SinkError);
+      await sink.commit({ dataset: ds, rows: [row('new', 4, 4)], state: state('D07', '3') });
+      assert.deepEqual(Object.fromEntries(await amounts(sink)), { 'a': 1, 'by-hand': 2, 'new': 4 });
+      await assertUnique(sink, 'd07', 'public_id');
+    } finally {
+      await sink.close();
+    }
+  });
+
+  test('tables made by hand: without a primary key, with one (an earlier version of the sink), with a key that is not text', async () => {
+    const path = newFile();
+    await mkdir(dirname(path), { recursive: true });
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const raw = await DuckDBInstance.create(path);
+    const conn = await raw.connect();
+    await conn.run(`CREATE TABLE d10 (public_id VARCHAR, updated_at TIMESTAMPTZ, amount BIGINT);
+      CREATE TABLE d11 (public_id VARCHAR PRIMARY KEY, updated_at TIMESTAMPTZ, amount BIGINT);
+      CREATE TABLE d12 (public_id UUID, updated_at TIMESTAMPTZ, amount BIGINT);
+      INSERT INTO d10 VALUES ('a', '${at(1)}', 1); INSERT INTO d11 VALUES ('a', '${at(1)}', 1);
+      INSERT INTO d12 VALUES ('00000000-0000-0000-0000-00000000000a', '${at(1)}', 1)`);
+    conn.closeSync();
+    raw.closeSync();
+    const sink = duckdbSink({ path });
+    try {
+      for (const [code, stored] of [['D10', 'a'], ['D11', 'a'], ['D12', '00000000-0000-0000-0000-00000000000a']] as const) {
+        const ds = dataset(code);
+        await sink.open(ds);
+        await sink.commit({ dataset: ds, rows: [row(stored, 2, 2)], state: state(code, '1') });
+        await sink.commit({ dataset: ds, rows: [row(stored, 1, 3), row('00000000-0000-0000-0000-00000000000b', 2, 2)], state: state(code, '2') });
+        const got = await sink.query(`SELECT CAST(public_id AS VARCHAR) AS id, amount FROM ${code.toLowerCase()} ORDER BY 1`);
+        assert.deepEqual(got.map((r) => `${r.id}=${r.amount}`), [`${stored}=2`, '00000000-0000-0000-0000-00000000000b=2'].sort(), code);
+      }
+    } finally {
+      await sink.close();
+    }
+  });
+});
+
+describe('the identities in memory', () => {
+  test('a key set never misses a key it was given, through its growth', () => {
+    const set = new KeySet();
+    const added: string[] = [];
+    for (let i = 0; i < 50_000; i += 1) {
+      const key = i % 3 === 0 ? `k${i}` : `${i}-${(i * 2654435761) >>> 0}-ü`;
+      assert.equal(set.has(key), false, key);
+      set.add(key);
+      added.push(key);
+    }
+    set.add('k0');
+    assert.equal(set.size, 50_000);
+    for (const key of added) assert.ok(set.has(key), key);
+    let falsePositives = 0;
+    for (let i = 0; i < 50_000; i += 1) if (set.has(`absent-${i}`)) falsePositives += 1;
+    assert.equal(falsePositives, 0);
+    fc.assert(fc.property(fc.uniqueArray(fc.string({ unit: 'binary' }), { maxLength: 2000 }), (keys) => {
+      const s = new KeySet();
+      for (const k of keys) s.add(k);
+      return keys.every((k) => s.has(k)) && s.size === keys.length;
+    }), { numRuns: 50 });
+  });
+
+  test("isInstant is columns.ts fits(…, 'timestamptz'), without Date.parse for instants whose parts are in range", () => {
+    const two = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, '0'));
+    const instant = fc.tuple(fc.integer({ min: 0, max: 9999 }).map((n) => String(n).padStart(4, '0')), two(13), two(32), two(25), two(61), two(61),
+      fc.option(fc.stringMatching(/^\d{1,10}$/), { nil: undefined }))
+      .map(([y, mo, d, h, mi, s, f]) => `${y}-${mo}-${d}T${h}:${mi}:${s}${f === undefined ? '' : `.${f}`}Z`);
+    fc.assert(fc.property(fc.oneof(instant, fc.string(), fc.integer(), fc.constant('2025-02-29T00:00:00Z'), fc.constant('2024-12-31T24:00:00Z')),
+      (value) => isInstant(value) === fits(value, 'timestamptz')), { numRuns: 5000 });
   });
 });
 

@@ -21,7 +21,7 @@ export function appendRows(
     for (let i = 0; i < columns.length; i += 1) {
       const column = columns[i]!;
       const value = isBookkeepingColumn(column.name) ? undefined : row[column.name];
-      if (value === undefined || value === null || fits(value, column.type)) {
+      if (value === undefined || value === null || (column.type === 'timestamptz' ? isInstant(value) : fits(value, column.type))) {
         fitting[i] = value;
       } else {
         fitting[i] = null;
@@ -74,4 +74,26 @@ function appendValue(appender: DuckDBAppender, value: unknown, column: TableColu
     default:
       appender.appendVarchar(typeof value === 'string' ? value : String(value));
   }
+}
+
+// An instant as columns.ts types one: seconds, up to 9 digits of fraction, UTC.
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * fits(value, 'timestamptz'), without Date.parse for the instants the service sends (three of
+ * D07's columns, for every row): a date and time whose parts are all in range parses, so only
+ * the others (day 31 of April, hour 24...) are left to Date.parse, as fits does.
+ */
+export function isInstant(value: unknown): boolean {
+  if (typeof value !== 'string' || !INSTANT.test(value)) return false;
+  const month = twoDigits(value, 5);
+  const day = twoDigits(value, 8);
+  if (month >= 1 && month <= 12 && day >= 1 && day <= DAYS_IN_MONTH[month - 1]! &&
+    twoDigits(value, 11) <= 23 && twoDigits(value, 14) <= 59 && twoDigits(value, 17) <= 59) return true;
+  return fits(value, 'timestamptz');
+}
+
+function twoDigits(text: string, at: number): number {
+  return (text.charCodeAt(at) - 48) * 10 + text.charCodeAt(at + 1) - 48;
 }

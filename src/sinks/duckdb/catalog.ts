@@ -1,8 +1,10 @@
-// What the database file already holds for a dataset: its table's columns and key, and its state.
+// What the database file already holds for a dataset: its table's columns, the identities of its
+// rows, and its state.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { DatasetState } from '../../exports/state.ts';
 import { SinkError } from '../errors.ts';
-import { columnTypeOfSql, STATE_TABLE, type TableColumn } from './sql.ts';
+import { KeySet } from './key-set.ts';
+import { columnTypeOfSql, quoteIdent, STATE_TABLE, type TableColumn } from './sql.ts';
 
 /** The table's columns in order, or undefined when there is no such table. */
 export async function readColumns(conn: DuckDBConnection, table: string): Promise<TableColumn[] | undefined> {
@@ -16,15 +18,17 @@ export async function readColumns(conn: DuckDBConnection, table: string): Promis
   return rows.map((r) => ({ name: r.column_name, type: columnTypeOfSql(r.data_type), sql: r.data_type }));
 }
 
-/** Whether the column is the table's primary key or unique on its own: what an upsert needs. */
-export async function isKeyColumn(conn: DuckDBConnection, table: string, column: string): Promise<boolean> {
-  const result = await conn.runAndReadAll(
-    `SELECT constraint_column_names AS cols FROM duckdb_constraints()
-     WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1
-       AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')`,
-    [table],
-  );
-  return (result.getRowObjectsJS() as { cols: string[] }[]).some((r) => r.cols.length === 1 && r.cols[0] === column);
+/** The identities the table holds, read in one scan of its key column, a chunk at a time (the
+ * keys are hashed as they come, never all held as strings). */
+export async function readKeys(conn: DuckDBConnection, table: string, key: string): Promise<KeySet> {
+  const count = await conn.runAndReadAll(`SELECT count(*)::DOUBLE AS n FROM ${quoteIdent(table)}`);
+  const keys = new KeySet(Number(count.getRows()[0]?.[0] ?? 0));
+  const result = await conn.stream(`SELECT ${quoteIdent(key)} FROM ${quoteIdent(table)} WHERE ${quoteIdent(key)} IS NOT NULL`);
+  for (let chunk = await result.fetchChunk(); chunk !== null && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+    const column = chunk.getColumnVector(0);
+    for (let i = 0; i < chunk.rowCount; i += 1) keys.add(String(column.getItem(i)));
+  }
+  return keys;
 }
 
 /** The state committed last for the key, or undefined. */

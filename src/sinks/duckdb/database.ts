@@ -59,7 +59,7 @@ export async function openDatabase(path: string): Promise<Database> {
   let writer: DuckDBConnection | undefined;
   try {
     const { DuckDBInstance } = await import('@duckdb/node-api');
-    instance = await DuckDBInstance.create(file, SETTINGS).catch((error: unknown) => {
+    instance = await DuckDBInstance.create(file, { ...SETTINGS, ...JSON.parse(process.env.XX_DUCKDB_SETTINGS ?? '{}') }).catch((error: unknown) => {
       throw openError(file, error);
     });
     await makePrivate(file);
@@ -105,6 +105,18 @@ export async function openDatabase(path: string): Promise<Database> {
 
 export function walOf(file: string): string {
   return `${file}.wal`;
+}
+
+/** Whether the SQL is one SELECT, which writes nothing (prepared, not run). */
+export async function isOneSelect(conn: DuckDBConnection, sql: string): Promise<boolean> {
+  try {
+    const statements = await conn.extractStatements(sql);
+    if (statements.count !== 1) return false;
+    const { StatementType } = await import('@duckdb/node-api');
+    return (await statements.prepare(0)).statementType === StatementType.SELECT;
+  } catch {
+    return false;
+  }
 }
 
 /** The first line of an error DuckDB threw (the rest, a query excerpt or hints, stays in its cause). */

@@ -1,13 +1,15 @@
 // The DuckDB statements of the sink (pure): table and column DDL, the page's staging table, the
-// upsert from it, and the state row. Identifiers are always quoted, since field names come from
+// merge from it, and the state row. Identifiers are always quoted, since field names come from
 // the service; DuckDB compares them case-insensitively even when quoted.
 import { MISMATCH_COLUMN, type Column, type ColumnType } from '../columns.ts';
 import type { SinkDataset } from '../sink.ts';
 
 /** The table of every dataset's state: its key and the state document. */
 export const STATE_TABLE = '_lender_state';
-/** The temporary table a page is appended to before it is upserted in one statement. */
+/** The temporary table a page's rows of stored identities are appended to before they are merged. */
 export const PAGE_TABLE = '_lender_page';
+/** The temporary table of the stored rows a merge met, and whether each is replaced. */
+export const MATCH_TABLE = '_lender_match';
 
 /** A column as the table has it: the type the sink reasons with, and the type DuckDB stores. */
 export interface TableColumn extends Column {
@@ -62,32 +64,42 @@ export function stateTableSql(): string {
   return `CREATE TABLE IF NOT EXISTS ${STATE_TABLE} (key VARCHAR PRIMARY KEY, state JSON NOT NULL)`;
 }
 
-export function createTableSql(table: string, columns: readonly TableColumn[], key: string): string {
-  const defs = columns.map((c) => `${quoteIdent(c.name)} ${c.sql}${c.name === key ? ' PRIMARY KEY' : ''}`);
-  return `CREATE TABLE ${quoteIdent(table)} (${defs.join(', ')})`;
+/** A dataset's table. No primary key: the sink keeps one row per identity itself (see mergeSql),
+ * and an index on the key would cost more than the rows (see docs/sinks.md). */
+export function createTableSql(table: string, columns: readonly TableColumn[]): string {
+  return `CREATE TABLE ${quoteIdent(table)} (${columns.map((c) => `${quoteIdent(c.name)} ${c.sql}`).join(', ')})`;
 }
 
 export function addColumnSql(table: string, column: TableColumn): string {
   return `ALTER TABLE ${quoteIdent(table)} ADD COLUMN ${quoteIdent(column.name)} ${column.sql}`;
 }
 
-/** The staging table of a page to upsert: the table's columns and types, without its key
- * constraint, empty. Made inside the page's transaction, after its new columns. */
+/** The staging table of the rows to merge: the table's columns and types, empty. Made inside the
+ * page's transaction, after its new columns. */
 export function pageTableSql(table: string): string {
   return `CREATE OR REPLACE TEMP TABLE ${PAGE_TABLE} AS SELECT * FROM ${quoteIdent(table)} LIMIT 0`;
 }
 
 /**
- * Upserts the staged page: a row replaces the stored one of its identity only when its cursor
- * value is not older (a version read late never overwrites a newer one), every column replaced,
- * so a field the new version lacks becomes NULL.
+ * Merges the staged rows into the table, which has no index: one join of the table with the stage
+ * finds the stored rows of the staged identities (by rowid, valid within the transaction), those
+ * whose cursor value is not newer than the staged one's are deleted, and the staged rows are
+ * inserted but where a newer version stays. So a version read late never overwrites a newer one,
+ * an equal cursor value replaces (the later read wins), every column is replaced (a field the new
+ * version lacks becomes NULL), and a staged identity the table does not hold is inserted. A NULL
+ * stored cursor is replaced by anything; a NULL staged one replaces only a NULL.
  */
-export function upsertSql(table: string, columns: readonly TableColumn[], key: string, cursor: string): string {
-  const updates = columns.filter((c) => c.name !== key).map((c) => `${quoteIdent(c.name)} = excluded.${quoteIdent(c.name)}`);
+export function mergeSql(table: string, key: string, cursor: string): string[] {
+  const t = quoteIdent(table);
+  const k = quoteIdent(key);
   const c = quoteIdent(cursor);
-  return `INSERT INTO ${quoteIdent(table)} AS stored SELECT * FROM ${PAGE_TABLE} ` +
-    `ON CONFLICT (${quoteIdent(key)}) DO UPDATE SET ${updates.join(', ')} ` +
-    `WHERE stored.${c} IS NULL OR excluded.${c} >= stored.${c}`;
+  return [
+    `CREATE OR REPLACE TEMP TABLE ${MATCH_TABLE} AS SELECT stored.rowid AS stored_row, page.${k} AS key, ` +
+      `coalesce(stored.${c} IS NULL OR page.${c} >= stored.${c}, false) AS replaced ` +
+      `FROM ${t} AS stored JOIN ${PAGE_TABLE} AS page ON stored.${k} = page.${k}`,
+    `DELETE FROM ${t} WHERE rowid IN (SELECT stored_row FROM ${MATCH_TABLE} WHERE replaced)`,
+    `INSERT INTO ${t} SELECT * FROM ${PAGE_TABLE} WHERE ${k} NOT IN (SELECT key FROM ${MATCH_TABLE} WHERE NOT replaced)`,
+  ];
 }
 
 /** Writes a dataset's state: an update of its row when it has one. */
