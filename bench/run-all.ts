@@ -8,6 +8,7 @@
 //   npm run bench -- --quick              small sizes, for a smoke run (figures not comparable)
 //   npm run bench -- --only export-rss,account-writer
 //   npm run bench -- --json               also print every raw result line to stdout
+//   npm run bench -- --with sinks         also run the opt-in benches named (see OPT_IN)
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -18,7 +19,7 @@ const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 interface Target {
-  op: '>=' | '<=' | '>';
+  op: '>=' | '<=' | '>' | '<';
   value: number;
 }
 
@@ -26,7 +27,12 @@ const MEETS: Record<Target['op'], (raw: number, value: number) => boolean> = {
   '>=': (raw, value) => raw >= value,
   '<=': (raw, value) => raw <= value,
   '>': (raw, value) => raw > value,
+  '<': (raw, value) => raw < value,
 };
+
+// Benches run only when asked for (--with or --only): `sinks` takes a few minutes at full size
+// (nine syncs of 1,000,000 rows) and needs a PostgreSQL server (it starts a throwaway cluster).
+const OPT_IN = new Set(['sinks']);
 
 interface Figure {
   /** Dotted path into the bench's JSON line, e.g. "latency20.ratioPrefetch4". */
@@ -107,12 +113,26 @@ const KNOWN: Record<string, Known> = {
       { path: 'validationMicrosPerRecord', label: 'validation cost per record', unit: 'µs' },
     ],
   },
+  sinks: {
+    quick: ['--rows', '50000', '--rounds', '1'],
+    figures: [
+      { path: 'duckdb.ratioToNdjson', label: '`lender sync` D07 into DuckDB / into NDJSON, wall time (median of rounds)', unit: '×', target: { op: '<=', value: 1.3 } },
+      { path: 'postgres.ratioToNdjson', label: 'same, into PostgreSQL / into NDJSON', unit: '×', target: { op: '<=', value: 1.3 } },
+      { path: 'ndjson.rowsPerSec', label: 'rows per second into NDJSON', unit: '/s' },
+      { path: 'duckdb.rowsPerSec', label: 'rows per second into DuckDB', unit: '/s' },
+      { path: 'postgres.rowsPerSec', label: 'rows per second into PostgreSQL', unit: '/s' },
+      { path: 'ndjson.maxPeakRssMB', label: 'peak RSS of the sync process, NDJSON', unit: 'MB', target: { op: '<', value: 200 } },
+      { path: 'duckdb.maxPeakRssMB', label: 'peak RSS of the sync process, DuckDB', unit: 'MB', target: { op: '<', value: 200 } },
+      { path: 'postgres.maxPeakRssMB', label: 'peak RSS of the sync process, PostgreSQL', unit: 'MB', target: { op: '<', value: 200 } },
+    ],
+  },
 };
 
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
+    with: { type: 'string' },
     json: { type: 'boolean', default: false },
     'timeout-min': { type: 'string' },
   },
@@ -253,13 +273,16 @@ function table(rows: TableRow[]): string {
 
 const names = discover();
 const only = values.only?.split(',').map((s) => s.trim()).filter(Boolean);
-const unknown = only?.filter((n) => !names.includes(n)) ?? [];
+const extra = values.with?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
+const unknown = [...(only ?? []), ...extra].filter((n) => !names.includes(n));
 if (unknown.length > 0) {
   process.stderr.write(`run-all: no bench named ${unknown.join(', ')}; there are ${names.join(', ')}\n`);
   process.exit(2);
 }
-const selected = only ?? names;
-process.stderr.write(`Running ${selected.length} benchmarks${quick ? ' (quick sizes)' : ''}, one at a time, on node ${process.version}\n`);
+const selected = only ?? names.filter((n) => !OPT_IN.has(n) || extra.includes(n));
+const skipped = names.filter((n) => OPT_IN.has(n) && !selected.includes(n));
+process.stderr.write(`Running ${selected.length} benchmarks${quick ? ' (quick sizes)' : ''}, one at a time, on node ${process.version}` +
+  `${skipped.length > 0 ? ` (opt-in, not run: ${skipped.join(', ')}; add them with --with ${skipped.join(',')})` : ''}\n`);
 
 const outcomes: Outcome[] = [];
 for (const name of selected) {

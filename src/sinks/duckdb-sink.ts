@@ -13,10 +13,10 @@ import { describeChange, initialColumns, keyColumn, latestByIdentity, MISMATCH_C
 import { readColumns, readKeys, readState } from './duckdb/catalog.ts';
 import { DuckDbLockedError, isOneSelect, messageOf, openDatabase, type Database } from './duckdb/database.ts';
 import type { Writer } from './duckdb/writer.ts';
-import { appendRows } from './duckdb/append-rows.ts';
+import { appendRows, rowsToObserve } from './duckdb/append-rows.ts';
 import { KeySet } from './duckdb/key-set.ts';
 import {
-  addColumnSql, createTableSql, mergeSql, MISMATCH, PAGE_TABLE, pageTableSql, saveStateSql, tableColumn, tableNameOf,
+  addColumnSql, createTableSql, hasRowid, mergeSql, MISMATCH, PAGE_TABLE, pageTableSql, saveStateSql, tableColumn, tableNameOf,
   type TableColumn,
 } from './duckdb/sql.ts';
 import { SinkError } from './errors.ts';
@@ -93,6 +93,9 @@ class DuckDbStore implements DuckDbSink {
   readonly #tables = new Map<string, Table>();
   /** Notices already given: each once per run. */
   readonly #told = new Set<string>();
+  /** Something other than a SELECT ran through query(): the writer's open transaction began
+   * before it, so the next commit begins a new one. */
+  #queried = false;
 
   constructor(opts: DuckDbSinkOptions) {
     this.target = resolve(opts.path);
@@ -130,8 +133,12 @@ class DuckDbStore implements DuckDbSink {
     const table = this.#tables.get(dataset.code);
     if (table === undefined) throw new SinkError(`commit of ${dataset.code} without open()`);
     const db = await this.#database();
+    if (this.#queried) {
+      this.#queried = false;
+      await db.writer.rollback();
+    }
     const latest = latestByIdentity(dataset, rows);
-    const change = table.shape.observe([...latest.values()]);
+    const change = table.shape.observe(rowsToObserve(table.shape, latest.values()));
     // Created with its first rows, so its columns are theirs in the service's order; a dataset
     // without any gets its table when its load completes (its state then has no open load).
     const creating = !table.exists && (latest.size > 0 || state.load === null);
@@ -139,7 +146,7 @@ class DuckDbStore implements DuckDbSink {
     if ((table.exists || creating) && !table.stored.has(MISMATCH_COLUMN)) added.push(MISMATCH);
     const columns = creating ? creationOrder(added, latest.values(), table.key) : [...table.stored.values(), ...added];
     try {
-      const { fresh, stored } = await this.#sortRows(db.writer, table, latest, creating);
+      const { fresh, stored } = await this.#sortRows(db, table, latest, creating);
       await writePage(db.writer, {
         table, columns, fresh, stored, stateSql: saveStateSql(dataset.key, JSON.stringify(state), table.hasStateRow),
         ddl: creating ? [createTableSql(table.name, columns)] : added.map((c) => addColumnSql(table.name, c)),
@@ -167,8 +174,11 @@ class DuckDbStore implements DuckDbSink {
       throw new SinkError(`DuckDB could not run the query on ${this.target}: ${messageOf(error)}`, { cause: error });
     } finally {
       // Anything but one SELECT may have written rows the key sets do not know: they are read
-      // again from the tables at the next commit.
-      if (!(await isOneSelect(reader, sql))) for (const table of this.#tables.values()) table.keys = undefined;
+      // again from the tables at the next commit, in a transaction begun after this.
+      if (!(await isOneSelect(reader, sql))) {
+        for (const table of this.#tables.values()) table.keys = undefined;
+        this.#queried = true;
+      }
     }
   }
 
@@ -183,13 +193,20 @@ class DuckDbStore implements DuckDbSink {
    * the set may then hold identities a failed commit did not store (their rows are merged), never
    * miss one the table holds.
    */
-  async #sortRows(writer: Writer, table: Table, rows: ReadonlyMap<string, ExportRow>, creating: boolean): Promise<{ fresh: ReadonlyMap<string, ExportRow>; stored: ReadonlyMap<string, ExportRow> }> {
+  async #sortRows(
+    db: Database, table: Table, rows: ReadonlyMap<string, ExportRow>, creating: boolean,
+  ): Promise<{ fresh: ReadonlyMap<string, ExportRow>; stored: ReadonlyMap<string, ExportRow> }> {
     const none = new Map<string, ExportRow>();
     if (rows.size === 0) return { fresh: none, stored: none };
     if (creating) table.keys = new KeySet(rows.size);
     else if (table.keys === undefined) {
       const column = table.stored.get(table.key);
-      table.keys = column?.sql === 'VARCHAR' ? await readKeys(writer.connection, table.name, table.key) : 'unknown';
+      // Read through a connection of its own: a failed read there (DuckDB's memory limit) cannot
+      // abort the writer's transaction. It sees what the writer does: the writer holds nothing
+      // uncommitted between commits, and began its transaction after any write through query().
+      table.keys = column?.sql === 'VARCHAR'
+        ? await db.withConnection((conn) => readKeys(conn, table.name, table.key, hasRowid(table.stored.values())))
+        : 'unknown';
     }
     const keys = table.keys;
     if (keys === 'unknown') return { fresh: none, stored: rows };
@@ -289,7 +306,7 @@ async function writePage(writer: Writer, write: PageWrite): Promise<void> {
         appender.closeSync();
       }
     }
-    await writer.commit([...(stored.size > 0 ? mergeSql(table.name, table.key, write.cursor) : []), write.stateSql]);
+    await writer.commit([...(stored.size > 0 ? mergeSql(table.name, table.key, write.cursor, hasRowid(columns)) : []), write.stateSql]);
   } catch (error) {
     await writer.rollback();
     throw error;

@@ -19,9 +19,9 @@ import type { ExportRow } from '../../src/core/types.ts';
 import { canonicalJson } from '../../src/exports/highwater.ts';
 import type { DatasetState } from '../../src/exports/state.ts';
 import { fits, initialColumns, MISMATCH_COLUMN, rowValues, TableShape } from '../../src/sinks/columns.ts';
-import { appendRows, isInstant } from '../../src/sinks/duckdb/append-rows.ts';
+import { appendRows, isInstant, rowsToObserve } from '../../src/sinks/duckdb/append-rows.ts';
 import { KeySet } from '../../src/sinks/duckdb/key-set.ts';
-import { columnTypeOfSql, mergeSql, MISMATCH, tableColumn } from '../../src/sinks/duckdb/sql.ts';
+import { columnTypeOfSql, hasRowid, mergeSql, MISMATCH, tableColumn } from '../../src/sinks/duckdb/sql.ts';
 import { DuckDbLockedError, duckdbSink, type DuckDbSink } from '../../src/sinks/duckdb-sink.ts';
 import { SinkError } from '../../src/sinks/errors.ts';
 import type { SinkDataset, SinkNotice } from '../../src/sinks/sink.ts';
@@ -118,30 +118,50 @@ describe('values and statements', () => {
     const ds = dataset('D42');
     const field = fc.constantFrom('a', 'b', 'c', '_mismatched', '_row_key', 'updated_at');
     const value = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.string(),
-      fc.constant('2025-01-02T03:04:05.678Z'), fc.array(fc.integer(), { maxLength: 2 }), fc.constant(2 ** 40));
+      fc.constant('2025-01-02T03:04:05.678Z'), fc.constant('2025-02-30T03:04:05Z'), fc.constant('2025-01-02T24:00:00.1234567Z'),
+      fc.array(fc.integer(), { maxLength: 2 }), fc.constant(2 ** 40));
     const row = fc.record({ public_id: fc.constantFrom('p1', 'p2', 'p3'), fields: fc.dictionary(field, value, { maxKeys: 5 }) })
       .map(({ public_id, fields }) => ({ ...fields, public_id }) as ExportRow);
     fc.assert(fc.property(fc.array(row, { minLength: 1, maxLength: 8 }), (rows) => {
       const shape = new TableShape(initialColumns(ds));
       shape.observe(rows);
-      const columns = [...shape.columns.map(tableColumn), MISMATCH];
-      const byKey = new Map(rows.map((r) => [r.public_id as string, r]));
-      const { appender, rows: appended } = recordingAppender();
-      appendRows(appender, byKey, columns, 'public_id');
-      assert.equal(appended.length, byKey.size);
-      [...byKey.values()].forEach((r, i) => {
-        const { values, mismatched } = rowValues(r, shape);
-        const got = appended[i]!;
-        columns.forEach((c, j) => {
-          if (c.name === MISMATCH_COLUMN) {
-            assert.deepEqual(got[j] === null ? null : JSON.parse(got[j] as string), mismatched);
-          } else {
-            const want = values.get(c.name) ?? null;
-            assert.deepEqual(got[j], c.type === 'json' && want !== null ? JSON.stringify(want) : want, c.name);
-          }
+      // `_mismatched` last (the tables the sink makes) and before other columns (one added later).
+      for (const columns of [[...shape.columns.map(tableColumn), MISMATCH], [MISMATCH, ...shape.columns.map(tableColumn)]]) {
+        const byKey = new Map(rows.map((r) => [r.public_id as string, r]));
+        const { appender, rows: appended } = recordingAppender();
+        appendRows(appender, byKey, columns, 'public_id');
+        assert.equal(appended.length, byKey.size);
+        [...byKey.values()].forEach((r, i) => {
+          const { values, mismatched } = rowValues(r, shape);
+          const got = appended[i]!;
+          assert.equal(got.length, columns.length);
+          columns.forEach((c, j) => {
+            if (c.name === MISMATCH_COLUMN) {
+              assert.deepEqual(got[j] === null ? null : JSON.parse(got[j] as string), mismatched);
+            } else {
+              const want = values.get(c.name) ?? null;
+              assert.deepEqual(got[j], c.type === 'json' && want !== null ? JSON.stringify(want) : want, c.name);
+            }
+          });
         });
-      });
+      }
     }), { numRuns: 300 });
+  });
+
+  test('observing only rowsToObserve changes a shape and reports exactly what observing every row does', () => {
+    const ds = dataset('D42');
+    const field = fc.constantFrom('a', 'b', 'c', '_mismatched', '_row_key', 'updated_at', 'public_id');
+    const value = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double({ noNaN: true }), fc.string(), fc.constant('2025-01-02T03:04:05.678Z'),
+      fc.constant('2025-02-30T03:04:05Z'), fc.constant('2025-13-01T00:00:00Z'), fc.array(fc.integer(), { maxLength: 2 }), fc.constant(2 ** 60));
+    const page = fc.array(fc.dictionary(field, value, { maxKeys: 5 }), { maxLength: 6 });
+    fc.assert(fc.property(fc.array(page, { minLength: 1, maxLength: 4 }), (pages) => {
+      const all = new TableShape(initialColumns(ds));
+      const some = new TableShape(initialColumns(ds));
+      for (const rows of pages) {
+        assert.deepEqual(some.observe(rowsToObserve(some, rows)), all.observe(rows));
+        assert.deepEqual(some.columns, all.columns);
+      }
+    }), { numRuns: 500 });
   });
 
   test('catalog types map back to column types; the merge keeps a newer stored version', () => {
@@ -155,6 +175,10 @@ describe('values and statements', () => {
     assert.match(match!, /coalesce\(stored\."up""dated" IS NULL OR page\."up""dated" >= stored\."up""dated", false\) AS replaced FROM "d""07" AS stored JOIN/);
     assert.match(remove!, /^DELETE FROM "d""07" WHERE rowid IN \(SELECT stored_row FROM _lender_match WHERE replaced\)$/);
     assert.match(insert!, /^INSERT INTO "d""07" SELECT \* FROM _lender_page WHERE "public_id" NOT IN \(SELECT key FROM _lender_match WHERE NOT replaced\)$/);
+    // A column named rowid hides DuckDB's: the rows are then deleted through the key.
+    assert.equal(hasRowid([{ name: 'public_id' }, { name: 'RowId' }]), false);
+    const [, byKey] = mergeSql('d07', 'public_id', 'updated_at', false);
+    assert.match(byKey!, /^DELETE FROM "d07" AS stored USING _lender_page AS page WHERE stored\."public_id" = page\."public_id" AND coalesce\(/);
   });
 });
 
@@ -251,9 +275,11 @@ describe('sync() into DuckDB', () => {
     for (const code of CODES) assert.equal(third[code]!.rows, 0, code);
   });
 
-  test('the database file is readable by its owner only, and so is its log', async () => {
+  test('the database file is readable by its owner only, and so are its log and its temporary folder', async () => {
     assert.equal(statSync(path).mode & 0o777, 0o600);
     if (existsSync(`${path}.wal`)) assert.equal(statSync(`${path}.wal`).mode & 0o777, 0o600);
+    // Where DuckDB writes what does not fit in its memory limit: made before DuckDB uses it.
+    assert.equal(statSync(`${path}.tmp`).mode & 0o777, 0o700);
   });
 });
 
@@ -378,6 +404,7 @@ describe('one row per identity, without an index', () => {
     } finally {
       await first.close();
     }
+    assert.equal(existsSync(`${path}.tmp`), false, 'the temporary folder is removed with nothing in it');
 
     // Another run: the identities are read back from the table.
     const again = duckdbSink({ path });
@@ -394,6 +421,55 @@ describe('one row per identity, without an index', () => {
       // Equal cursor values: the page's version replaces the stored one.
       await again.commit({ dataset: ds, rows: [row('k7', 13, 6)], state: state('D07', 'p5') });
       assert.equal((await amounts(again)).get('k7'), 6);
+    } finally {
+      await again.close();
+    }
+  });
+
+  test('identities of any text are read back from the table: digits, colons, accents, emoji, empty-looking', async () => {
+    const path = newFile();
+    const ds = dataset('D07');
+    const ids = ['12:34', '3:abc', ':', 'x'.repeat(300), 'ünïcødé', 'emoji-😀', '日本', ' ', 'a\nb', "o'q"];
+    const first = duckdbSink({ path });
+    try {
+      await first.open(ds);
+      await first.commit({ dataset: ds, rows: [...ids.map((id) => row(id, 1, 1)), ...keys(0, 5).map((k) => row(k, 1, 1))], state: state('D07', '1') });
+    } finally {
+      await first.close();
+    }
+    const again = duckdbSink({ path });
+    try {
+      await again.open(ds);
+      await again.commit({ dataset: ds, rows: [...ids, 'k0'].map((id) => row(id, 2, 2)), state: state('D07', '2') });
+      await assertUnique(again, 'd07', 'public_id');
+      const got = await amounts(again);
+      assert.equal(got.size, ids.length + 5);
+      for (const id of [...ids, 'k0']) assert.equal(got.get(id), 2, id);
+    } finally {
+      await again.close();
+    }
+  });
+
+  test('a field named rowid (which hides DuckDB\'s rowid) changes nothing', async () => {
+    const path = newFile();
+    const ds = dataset('D13');
+    const withRowid = (id: string, day: number, amount: number): ExportRow => ({ ...row(id, day, amount), rowid: 0, ROWID_: 1 });
+    const first = duckdbSink({ path });
+    try {
+      await first.open(ds);
+      await first.commit({ dataset: ds, rows: keys(0, 20).map((k) => withRowid(k, 1, 1)), state: state('D13', '1') });
+      await first.commit({ dataset: ds, rows: [...keys(10, 30).map((k) => withRowid(k, 2, 2)), withRowid('k0', 0, 9)], state: state('D13', '2') });
+    } finally {
+      await first.close();
+    }
+    const again = duckdbSink({ path });
+    try {
+      await again.open(ds);
+      await again.commit({ dataset: ds, rows: keys(25, 35).map((k) => withRowid(k, 3, 3)), state: state('D13', '3') });
+      await assertUnique(again, 'd13', 'public_id');
+      const got = await amounts(again, 'd13');
+      assert.equal(got.size, 35);
+      assert.deepEqual([got.get('k0'), got.get('k10'), got.get('k29'), got.get('k34')], [1, 2, 3, 3]);
     } finally {
       await again.close();
     }

@@ -1,74 +1,136 @@
 // A page's rows through DuckDB's appender, in the table's column order: each field in its column
 // when its value fits the column's type, else NULL there and the value under `_mismatched` (the
 // same values as columns.ts `rowValues` for a table whose shape has observed the rows, without a
-// map per row: this runs for every row synced). Numbers and booleans go in typed; text, instants and JSON as strings, which DuckDB
-// casts to the column's type (instants to the microsecond).
+// map per row: this runs for every row synced). Numbers and booleans go in typed; text, instants
+// and JSON as strings, which DuckDB casts to the column's type (instants to the microsecond). How
+// each column is checked and appended is decided once per page, and an instant is checked without
+// Date.parse when its parts are plainly in range (isInstant).
 import type { DuckDBAppender } from '@duckdb/node-api';
 import type { ExportRow } from '../../core/types.ts';
-import { fits, isBookkeepingColumn, MISMATCH_COLUMN, ROW_KEY_COLUMN } from '../columns.ts';
+import { fits, isBookkeepingColumn, MISMATCH_COLUMN, ROW_KEY_COLUMN, type TableShape } from '../columns.ts';
 import type { TableColumn } from './sql.ts';
 
 const INT32_MAX = 2 ** 31 - 1;
 
+// How a column's values are checked and appended, decided once per page.
+/** The identity column: the row's key. */
+const KEY = 0;
+/** `_mismatched`: what did not fit. */
+const MISMATCHED = 1;
+/** `_row_key` when it is not the key: a bookkeeping column with no field of its own. */
+const BOOKKEEPING = 2;
+const BIGINT = 3;
+const DOUBLE = 4;
+const BOOLEAN = 5;
+const JSON_TEXT = 6;
+/** A text column: the string as it is. */
+const TEXT = 7;
+/** An instant (TIMESTAMPTZ): its text, cast by DuckDB. */
+const INSTANT_TEXT = 8;
+/** Any other type (a table made by hand): the value's text, cast by DuckDB. */
+const OTHER = 9;
+type Kind = typeof KEY | typeof MISMATCHED | typeof BOOKKEEPING | typeof BIGINT | typeof DOUBLE | typeof BOOLEAN | typeof JSON_TEXT |
+  typeof TEXT | typeof INSTANT_TEXT | typeof OTHER;
+
+function kindOf(column: TableColumn, key: string): Kind {
+  if (column.name === key) return KEY;
+  if (column.name === MISMATCH_COLUMN) return MISMATCHED;
+  if (isBookkeepingColumn(column.name)) return BOOKKEEPING;
+  switch (column.sql) {
+    case 'BIGINT':
+      return BIGINT;
+    case 'DOUBLE':
+      return DOUBLE;
+    case 'BOOLEAN':
+      return BOOLEAN;
+    case 'JSON':
+      return JSON_TEXT;
+    default:
+      return column.type === 'text' ? TEXT : column.type === 'timestamptz' ? INSTANT_TEXT : OTHER;
+  }
+}
+
 export function appendRows(
   appender: DuckDBAppender, rows: ReadonlyMap<string, ExportRow>, columns: readonly TableColumn[], key: string,
 ): void {
-  // Each value is checked once (an instant's check parses it): what fits is kept here for the
-  // append, since `_mismatched` may come before the columns whose values it holds.
-  const fitting: unknown[] = new Array(columns.length);
+  const count = columns.length;
+  const kinds = columns.map((c) => kindOf(c, key));
+  const names = columns.map((c) => c.name);
+  const types = columns.map((c) => c.type);
+  // `_mismatched` is last in the tables the sink makes: each value is then appended as soon as it
+  // is checked. Elsewhere (a column added after it), the values wait for it in `fitting`.
+  const mismatchedAt = kinds.indexOf(MISMATCHED);
+  const deferred = mismatchedAt !== -1 && mismatchedAt !== count - 1;
+  const fitting: unknown[] = new Array(count);
   for (const [id, row] of rows) {
     let mismatched: Record<string, unknown> | null = null;
-    for (let i = 0; i < columns.length; i += 1) {
-      const column = columns[i]!;
-      const value = isBookkeepingColumn(column.name) ? undefined : row[column.name];
-      if (value === undefined || value === null || (column.type === 'timestamptz' ? isInstant(value) : fits(value, column.type))) {
-        fitting[i] = value;
-      } else {
-        fitting[i] = null;
-        (mismatched ??= {})[column.name] = value;
+    for (let i = 0; i < count; i += 1) {
+      const kind = kinds[i]!;
+      if (kind === KEY || kind === MISMATCHED || kind === BOOKKEEPING) {
+        if (!deferred) appendBookkeeping(appender, kind, id);
+        continue;
       }
+      let value = row[names[i]!];
+      if (value !== undefined && value !== null &&
+        !(kind === TEXT ? typeof value === 'string' : kind === INSTANT_TEXT ? isInstant(value) : fits(value, types[i]!))) {
+        (mismatched ??= {})[names[i]!] = value;
+        value = null;
+      }
+      if (deferred) fitting[i] = value;
+      else appendValue(appender, kind, value);
     }
     // Fields named like a bookkeeping column have none of their own (columns.ts rowValues).
-    for (const name of BOOKKEEPING) {
-      const value = row[name];
-      if (value !== undefined && value !== null) (mismatched ??= {})[name] = value;
-    }
-    for (let i = 0; i < columns.length; i += 1) {
-      const column = columns[i]!;
-      const value = fitting[i];
-      if (column.name === key) appender.appendVarchar(id);
-      else if (column.name === MISMATCH_COLUMN) appendMismatched(appender, mismatched);
-      else if (value === undefined || value === null) appender.appendNull();
-      else appendValue(appender, value, column);
+    const rowKey = row[ROW_KEY_COLUMN];
+    if (rowKey !== undefined && rowKey !== null) (mismatched ??= {})[ROW_KEY_COLUMN] = rowKey;
+    const ownMismatched = row[MISMATCH_COLUMN];
+    if (ownMismatched !== undefined && ownMismatched !== null) (mismatched ??= {})[MISMATCH_COLUMN] = ownMismatched;
+    if (deferred) {
+      for (let i = 0; i < count; i += 1) {
+        const kind = kinds[i]!;
+        if (kind === MISMATCHED) appendMismatched(appender, mismatched);
+        else if (kind === KEY || kind === BOOKKEEPING) appendBookkeeping(appender, kind, id);
+        else appendValue(appender, kind, fitting[i]);
+      }
+    } else if (mismatchedAt !== -1) {
+      appendMismatched(appender, mismatched);
     }
     appender.endRow();
   }
 }
 
-const BOOKKEEPING = [ROW_KEY_COLUMN, MISMATCH_COLUMN];
+/** The key (the row's identity) or NULL for a bookkeeping column other than `_mismatched`. */
+function appendBookkeeping(appender: DuckDBAppender, kind: Kind, id: string): void {
+  if (kind === KEY) appender.appendVarchar(id);
+  else if (kind === BOOKKEEPING) appender.appendNull();
+}
 
 function appendMismatched(appender: DuckDBAppender, mismatched: Record<string, unknown> | null): void {
   if (mismatched === null) appender.appendNull();
   else appender.appendVarchar(JSON.stringify(mismatched));
 }
 
-/** A value that fits its column. Types other than the sink's own (a table made by hand) get the
- * value's text and DuckDB's cast. */
-function appendValue(appender: DuckDBAppender, value: unknown, column: TableColumn): void {
-  switch (column.sql) {
-    case 'BIGINT': {
+/** A value that fits its column, or NULL. Numbers and booleans go in typed; text, instants, JSON
+ * and the values of types other than the sink's own (a table made by hand) as text, which
+ * DuckDB casts to the column's type. */
+function appendValue(appender: DuckDBAppender, kind: Kind, value: unknown): void {
+  if (value === undefined || value === null) {
+    appender.appendNull();
+    return;
+  }
+  switch (kind) {
+    case BIGINT: {
       const n = value as number;
       if (n >= -INT32_MAX && n <= INT32_MAX) appender.appendInteger(n);
       else appender.appendBigInt(BigInt(n));
       return;
     }
-    case 'DOUBLE':
+    case DOUBLE:
       appender.appendDouble(value as number);
       return;
-    case 'BOOLEAN':
+    case BOOLEAN:
       appender.appendBoolean(value as boolean);
       return;
-    case 'JSON':
+    case JSON_TEXT:
       appender.appendVarchar(JSON.stringify(value));
       return;
     default:
@@ -96,4 +158,27 @@ export function isInstant(value: unknown): boolean {
 
 function twoDigits(text: string, at: number): number {
   return (text.charCodeAt(at) - 48) * 10 + text.charCodeAt(at + 1) - 48;
+}
+
+/**
+ * The rows TableShape.observe can learn something from: those with a field the shape has no
+ * column for (with a value), or with a value that does not fit its column. observe does nothing
+ * with the others, so observing these alone changes the shape and reports exactly what observing
+ * all would, without its Date.parse of every instant of every row.
+ */
+export function rowsToObserve(shape: TableShape, rows: Iterable<ExportRow>): ExportRow[] {
+  const news: ExportRow[] = [];
+  for (const row of rows) {
+    for (const name in row) {
+      if (isBookkeepingColumn(name)) continue;
+      const value = row[name];
+      if (value === null || value === undefined) continue;
+      const column = shape.column(name);
+      if (column === undefined || !(column.type === 'timestamptz' ? isInstant(value) : fits(value, column.type))) {
+        news.push(row);
+        break;
+      }
+    }
+  }
+  return news;
 }

@@ -10,19 +10,20 @@
 let h1 = 0;
 let h2 = 0;
 
-/** A 64-bit hash of a string in two 32-bit halves (cyrb53's mixing, both words kept), over two
- * UTF-16 units at a time. */
-function hash(key: string): void {
-  let a = 0xdeadbeef ^ key.length;
-  let b = 0x41c6ce57 ^ key.length;
-  const even = key.length & ~1;
-  for (let i = 0; i < even; i += 2) {
-    const c = key.charCodeAt(i) | (key.charCodeAt(i + 1) << 16);
+/** A 64-bit hash of text[start, end) in two 32-bit halves (cyrb53's mixing, both words kept),
+ * over two UTF-16 units at a time. */
+function hash(text: string, start: number, end: number): void {
+  const length = end - start;
+  let a = 0xdeadbeef ^ length;
+  let b = 0x41c6ce57 ^ length;
+  const even = start + (length & ~1);
+  for (let i = start; i < even; i += 2) {
+    const c = text.charCodeAt(i) | (text.charCodeAt(i + 1) << 16);
     a = Math.imul(a ^ c, 2654435761);
     b = Math.imul(b ^ c, 1597334677);
   }
-  if (even < key.length) {
-    const c = key.charCodeAt(even);
+  if (even < end) {
+    const c = text.charCodeAt(even);
     a = Math.imul(a ^ c, 2654435761);
     b = Math.imul(b ^ c, 1597334677);
   }
@@ -59,7 +60,7 @@ export class KeySet {
 
   /** False: the key was never added. True: it was, or a key with the same hash was. */
   has(key: string): boolean {
-    hash(key);
+    hash(key, 0, key.length);
     const slots = this.#slots;
     for (let i = h1 & this.#mask; ; i = (i + 1) & this.#mask) {
       const second = slots[2 * i + 1]!;
@@ -70,7 +71,13 @@ export class KeySet {
 
   /** Adds the key; false when it was there already (has() was true). */
   add(key: string): boolean {
-    hash(key);
+    hash(key, 0, key.length);
+    return this.#insert(h1, h2);
+  }
+
+  /** add(text.slice(start, end)), without making that string. */
+  addSlice(text: string, start: number, end: number): boolean {
+    hash(text, start, end);
     return this.#insert(h1, h2);
   }
 

@@ -87,19 +87,27 @@ export function pageTableSql(table: string): string {
  * inserted but where a newer version stays. So a version read late never overwrites a newer one,
  * an equal cursor value replaces (the later read wins), every column is replaced (a field the new
  * version lacks becomes NULL), and a staged identity the table does not hold is inserted. A NULL
- * stored cursor is replaced by anything; a NULL staged one replaces only a NULL.
+ * stored cursor is replaced by anything; a NULL staged one replaces only a NULL. A table with a
+ * column named rowid (a field of that name) hides DuckDB's rowid: its rows are then deleted by a
+ * second join on the key.
  */
-export function mergeSql(table: string, key: string, cursor: string): string[] {
+export function mergeSql(table: string, key: string, cursor: string, byRowid = true): string[] {
   const t = quoteIdent(table);
   const k = quoteIdent(key);
   const c = quoteIdent(cursor);
-  return [
-    `CREATE OR REPLACE TEMP TABLE ${MATCH_TABLE} AS SELECT stored.rowid AS stored_row, page.${k} AS key, ` +
-      `coalesce(stored.${c} IS NULL OR page.${c} >= stored.${c}, false) AS replaced ` +
-      `FROM ${t} AS stored JOIN ${PAGE_TABLE} AS page ON stored.${k} = page.${k}`,
-    `DELETE FROM ${t} WHERE rowid IN (SELECT stored_row FROM ${MATCH_TABLE} WHERE replaced)`,
-    `INSERT INTO ${t} SELECT * FROM ${PAGE_TABLE} WHERE ${k} NOT IN (SELECT key FROM ${MATCH_TABLE} WHERE NOT replaced)`,
-  ];
+  const replaced = `coalesce(stored.${c} IS NULL OR page.${c} >= stored.${c}, false)`;
+  const insert = `INSERT INTO ${t} SELECT * FROM ${PAGE_TABLE} WHERE ${k} NOT IN (SELECT key FROM ${MATCH_TABLE} WHERE NOT replaced)`;
+  const match = `CREATE OR REPLACE TEMP TABLE ${MATCH_TABLE} AS SELECT ${byRowid ? 'stored.rowid AS stored_row, ' : ''}page.${k} AS key, ` +
+    `${replaced} AS replaced FROM ${t} AS stored JOIN ${PAGE_TABLE} AS page ON stored.${k} = page.${k}`;
+  return byRowid
+    ? [match, `DELETE FROM ${t} WHERE rowid IN (SELECT stored_row FROM ${MATCH_TABLE} WHERE replaced)`, insert]
+    : [match, `DELETE FROM ${t} AS stored USING ${PAGE_TABLE} AS page WHERE stored.${k} = page.${k} AND ${replaced}`, insert];
+}
+
+/** Whether DuckDB's rowid can be used in the table: no column of its own is named so. */
+export function hasRowid(columns: Iterable<{ name: string }>): boolean {
+  for (const c of columns) if (c.name.toLowerCase() === 'rowid') return false;
+  return true;
 }
 
 /** Writes a dataset's state: an update of its row when it has one. */
