@@ -7,19 +7,17 @@
 // state. Every worker stays until the load is complete, so any one of them exiting 0 means done.
 import type { ServiceApi } from '../core/api.ts';
 import { AbortError, LenderError } from '../core/errors.ts';
-import type { DatasetRef } from '../core/types.ts';
+import type { DatasetRef, ExportRow } from '../core/types.ts';
+import type { ResolvedDataset } from '../exports/export-options.ts';
 import { exportPages, type ExportOptions, type ExportStream } from '../exports/export-stream.ts';
 import { compareCursorValues, type ValueMark } from '../exports/highwater.ts';
 import { remainingWindows, startLoad } from '../exports/load-plan.ts';
 import type { DatasetState } from '../exports/state.ts';
-import { resolveWindowing } from '../exports/windows.ts';
 import type { ExportStats } from '../exports/stream-types.ts';
-import type { ResolvedDataset } from '../exports/export-options.ts';
-import { DEFAULT_ORIGIN } from '../exports/windows.ts';
-import type { SinkDataset } from './sink.ts';
+import { DEFAULT_ORIGIN, resolveWindowing } from '../exports/windows.ts';
 import { SinkError } from './errors.ts';
 import { commitInGroups, rowsOf } from './group-commit.ts';
-import type { ExportRow } from '../core/types.ts';
+import type { SinkDataset } from './sink.ts';
 
 /** One part of a load: a time span of the initial load, or the whole incremental load. */
 export interface PartPlan {

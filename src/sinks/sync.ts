@@ -67,7 +67,8 @@ export async function availableDatasets(api: ServiceApi, signal?: AbortSignal): 
  * Returns a summary per dataset code. A dataset whose load fails with a service error
  * (unavailable, retries exhausted) does not stop the others: once all were tried, a SyncError
  * carries the summary of those loaded and the failures. An abort (signal) stops after the page
- * being committed. Another run holding the sink's lock: a StateLockedError before anything is written.
+ * being committed. Another run holding the sink's lock (NDJSON: StateLockedError, DuckDB:
+ * DuckDbLockedError): refused before anything is written.
  *
  * @example
  * ```ts

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, watch } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
@@ -69,6 +69,33 @@ export const timerKill: KillPoint = {
     return () => clearTimeout(timer);
   },
 };
+
+/** Kills at the `target`-th change of a file of `out` whose name matches; waits for `out` to exist. */
+export function fileKill(name: string, out: string, matches: (file: string) => boolean, most: number): KillPoint {
+  return {
+    name,
+    arm(kill, random) {
+      const target = 1 + Math.floor(random() * most);
+      let seen = 0;
+      let watcher: ReturnType<typeof watch> | undefined;
+      let timer: NodeJS.Timeout | undefined;
+      const start = () => {
+        watcher = watch(out, (_event, file) => {
+          if (typeof file === 'string' && matches(file) && ++seen >= target) kill();
+        });
+      };
+      const wait = () => {
+        if (existsSync(out)) start();
+        else timer = setTimeout(wait, 20);
+      };
+      wait();
+      return () => {
+        clearTimeout(timer);
+        watcher?.close();
+      };
+    },
+  };
+}
 
 export interface CrashSandbox {
   sandbox: SandboxChild;

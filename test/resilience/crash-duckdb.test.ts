@@ -2,13 +2,13 @@
 // writes the database's write-ahead log (inside the commit of a page and its state). After every
 // kill the database opens; at the end every table equals the reference walk: 0 lost, 0 duplicated.
 import assert from 'node:assert/strict';
-import { existsSync, statSync, watch } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { SOAK } from '../helpers/resilience.ts';
 import {
-  DATASETS, crashAndCompare, keyColumnOf, startCrashSandbox, tableIdentity, timerKill, type CrashSandbox, type KillPoint,
+  DATASETS, crashAndCompare, fileKill, keyColumnOf, startCrashSandbox, tableIdentity, timerKill, type CrashSandbox,
 } from '../helpers/crash-sync.ts';
 import { datasetInfo } from '../../src/core/catalog.ts';
 
@@ -39,33 +39,11 @@ describe('crash and resume: lender sync --to duckdb: killed with SIGKILL at rand
   });
   after(async () => env?.stop());
 
-  /** Kills at the n-th write of the write-ahead log: a commit is in flight. */
-  const walKill: KillPoint = {
-    name: 'wal-write',
-    arm(kill, random) {
-      const target = 1 + Math.floor(random() * 30);
-      let seen = 0;
-      let watcher: ReturnType<typeof watch> | undefined;
-      let timer: NodeJS.Timeout | undefined;
-      const wait = () => {
-        if (existsSync(env.dir)) {
-          watcher = watch(env.dir, (_event, file) => {
-            if (file === 'lender.duckdb.wal' && ++seen >= target) kill();
-          });
-        } else timer = setTimeout(wait, 20);
-      };
-      wait();
-      return () => {
-        clearTimeout(timer);
-        watcher?.close();
-      };
-    },
-  };
-
   it(`survives ${KILLS} kills: every table equals the service's rows, each once`, async (ctx) => {
     const run = await crashAndCompare(ctx, env, {
       args: ['--to', `duckdb:${path}`],
-      points: [timerKill, walKill],
+      // A write of the write-ahead log: a commit is in flight.
+      points: [timerKill, fileKill('wal-write', env.dir, (f) => f === 'lender.duckdb.wal', 30)],
       async afterKill() {
         if (!existsSync(path)) return;
         assert.equal(statSync(path).mode & 0o777, 0o600, 'the database file is owner-only');

@@ -4,40 +4,13 @@
 // holds every row of the service exactly once: the resume cuts a file back to the length its
 // state recorded, so the page written after the last saved state is not written twice.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync, watch } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SOAK } from '../helpers/resilience.ts';
-import { crashAndCompare, startCrashSandbox, timerKill, type CrashSandbox, type KillPoint } from '../helpers/crash-sync.ts';
+import { crashAndCompare, fileKill, startCrashSandbox, timerKill, type CrashSandbox } from '../helpers/crash-sync.ts';
 
 const KILLS = SOAK ? 30 : 20;
-
-/** Kills at the `target`-th change of a file of `out` whose name matches; waits for `out` to exist. */
-function fileKill(name: string, out: string, matches: (file: string) => boolean, most: number): KillPoint {
-  return {
-    name,
-    arm(kill, random) {
-      const target = 1 + Math.floor(random() * most);
-      let seen = 0;
-      let watcher: ReturnType<typeof watch> | undefined;
-      let timer: NodeJS.Timeout | undefined;
-      const start = () => {
-        watcher = watch(out, (_event, file) => {
-          if (typeof file === 'string' && matches(file) && ++seen >= target) kill();
-        });
-      };
-      const wait = () => {
-        if (existsSync(out)) start();
-        else timer = setTimeout(wait, 20);
-      };
-      wait();
-      return () => {
-        clearTimeout(timer);
-        watcher?.close();
-      };
-    },
-  };
-}
 
 describe('crash and resume: lender sync --to ndjson: killed with SIGKILL at random instants', () => {
   let env: CrashSandbox;
