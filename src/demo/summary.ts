@@ -54,7 +54,7 @@ export function formatSummary(r: DemoResult): string {
   lines.push(incremental
     ? '  "fetched" is what changed since the last run; each row is in its table (d07 for D07) once, in its latest version.'
     : '  "fetched" rows went into the table of their dataset (d07 for D07); run the demo again for an incremental sync.');
-  for (const n of r.notices.filter((x) => x.kind === 'type-changed')) lines.push(`  note: ${n.message}`);
+  for (const n of r.notices.filter((x) => x.kind === 'type-changed' || x.kind === 'no-column')) lines.push(`  note: ${n.message}`);
   lines.push('');
 
   lines.push(...paymentsReport(r.payments, shown(r.database)));

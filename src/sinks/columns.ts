@@ -92,6 +92,30 @@ export interface ShapeChange {
   added: Column[];
   /** Fields with a value of another type than their column's, each with one example type. */
   mismatched: { name: string; column: ColumnType; seen: ColumnType }[];
+  /** New fields the store cannot give a column of their own (ColumnNaming), each with why. */
+  homeless?: { name: string; reason: string }[];
+}
+
+/**
+ * How a store names columns. Two field names with the same key would be one column there (DuckDB
+ * ignores case); a null key is a name the store cannot hold (longer than PostgreSQL's 63 bytes).
+ * Such a field gets no column: its values go to `_mismatched`, so nothing is lost and the load
+ * goes on, where a column for it would fail every page or mix two fields in one column.
+ */
+export interface ColumnNaming {
+  key(name: string): string | null;
+  /** Why `name` has no column: `clash` is the column holding its key, if any. */
+  reason(name: string, clash: string | undefined): string;
+}
+
+/** Names compared exactly, any length: the default. */
+const EXACT_NAMES: ColumnNaming = { key: (name) => name, reason: () => '' };
+
+/** Why no SQL database can name a column so (empty, or with a NUL), or undefined. */
+export function unnameable(name: string): string | undefined {
+  if (name === '') return 'an empty name';
+  if (name.includes('\u0000')) return 'a NUL in the name';
+  return undefined;
 }
 
 /**
@@ -102,13 +126,26 @@ export interface ShapeChange {
 export class TableShape {
   readonly #columns = new Map<string, Column>();
   readonly #reported = new Set<string>();
+  readonly #naming: ColumnNaming;
+  /** The columns by their key in the store's naming. */
+  readonly #byKey = new Map<string, Column>();
+  /** Fields that have no column (ColumnNaming): their values always go to `_mismatched`. */
+  readonly #homeless = new Set<string>();
 
-  constructor(columns: readonly Column[]) {
-    for (const c of columns) this.#columns.set(c.name, c);
+  constructor(columns: readonly Column[], naming: ColumnNaming = EXACT_NAMES) {
+    this.#naming = naming;
+    // Every table has the bookkeeping columns: a field named like one in the store's eyes gets none.
+    for (const name of [MISMATCH_COLUMN, ROW_KEY_COLUMN]) this.#byKey.set(naming.key(name)!, { name, type: 'json' });
+    for (const c of columns) this.#add(c);
   }
 
   get columns(): Column[] {
     return [...this.#columns.values()];
+  }
+
+  /** Fields seen that have no column of their own, in the order they came. */
+  get homeless(): readonly string[] {
+    return [...this.#homeless];
   }
 
   column(name: string): Column | undefined {
@@ -118,6 +155,7 @@ export class TableShape {
   observe(rows: readonly ExportRow[]): ShapeChange {
     const added: Column[] = [];
     const mismatched: ShapeChange['mismatched'] = [];
+    const homeless: NonNullable<ShapeChange['homeless']> = [];
     for (const row of rows) {
       for (const [name, value] of Object.entries(row)) {
         if (isBookkeepingColumn(name)) continue;
@@ -125,9 +163,16 @@ export class TableShape {
         if (column === undefined) {
           // A field seen only as null so far has no type yet: its column comes with its first value.
           const type = typeOf(value);
-          if (type === null) continue;
+          if (type === null || this.#homeless.has(name)) continue;
+          const key = this.#naming.key(name);
+          const clash = key === null ? undefined : this.#byKey.get(key);
+          if (key === null || clash !== undefined) {
+            this.#homeless.add(name);
+            homeless.push({ name, reason: this.#naming.reason(name, clash?.name) });
+            continue;
+          }
           const created = { name, type };
-          this.#columns.set(name, created);
+          this.#add(created);
           added.push(created);
         } else if (!fits(value, column.type) && !this.#reported.has(name)) {
           this.#reported.add(name);
@@ -135,7 +180,13 @@ export class TableShape {
         }
       }
     }
-    return { added, mismatched };
+    return homeless.length > 0 ? { added, mismatched, homeless } : { added, mismatched };
+  }
+
+  #add(column: Column): void {
+    this.#columns.set(column.name, column);
+    const key = this.#naming.key(column.name);
+    if (key !== null) this.#byKey.set(key, column);
   }
 }
 
@@ -159,13 +210,17 @@ export function rowValues(row: ExportRow, shape: TableShape): { values: Map<stri
   return { values, mismatched };
 }
 
-/** Notices for a shape change, one per new column or mismatched field. */
-export function describeChange(table: string, change: ShapeChange): { kind: 'column-added' | 'type-changed'; message: string }[] {
+/** Notices for a shape change, one per new column, mismatched field or field without a column. */
+export function describeChange(table: string, change: ShapeChange): { kind: 'column-added' | 'type-changed' | 'no-column'; message: string }[] {
   return [
     ...change.added.map((c) => ({ kind: 'column-added' as const, message: `${table}: new column ${c.name} (${c.type})` })),
     ...change.mismatched.map((m) => ({
       kind: 'type-changed' as const,
       message: `${table}: ${m.name} had a ${m.seen} value in a ${m.column} column; such values are kept in ${MISMATCH_COLUMN}`,
+    })),
+    ...(change.homeless ?? []).map((h) => ({
+      kind: 'no-column' as const,
+      message: `${table}: ${h.name} gets no column (${h.reason}); its values are kept in ${MISMATCH_COLUMN}`,
     })),
   ];
 }

@@ -9,14 +9,16 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { resolve } from 'node:path';
 import type { ExportRow } from '../core/types.ts';
 import type { DatasetState } from '../exports/state.ts';
-import { describeChange, initialColumns, keyColumn, latestByIdentity, MISMATCH_COLUMN, TableShape, type ShapeChange } from './columns.ts';
+import {
+  describeChange, initialColumns, keyColumn, latestByIdentity, MISMATCH_COLUMN, TableShape, type ShapeChange,
+} from './columns.ts';
 import { readColumns, readKeys, readState } from './duckdb/catalog.ts';
 import { DuckDbLockedError, isOneSelect, messageOf, openDatabase, type Database } from './duckdb/database.ts';
 import type { Writer } from './duckdb/writer.ts';
 import { appendRows, rowsToObserve } from './duckdb/append-rows.ts';
 import { KeySet } from './duckdb/key-set.ts';
 import {
-  addColumnSql, createTableSql, hasRowid, mergeSql, MISMATCH, PAGE_TABLE, pageTableSql, saveStateSql, tableColumn, tableNameOf,
+  addColumnSql, createTableSql, DUCKDB_NAMING, hasRowid, mergeSql, MISMATCH, PAGE_TABLE, pageTableSql, saveStateSql, tableColumn, tableNameOf,
   type TableColumn,
 } from './duckdb/sql.ts';
 import { SinkError } from './errors.ts';
@@ -148,6 +150,7 @@ class DuckDbStore implements DuckDbSink {
     try {
       const { fresh, stored } = await this.#sortRows(db, table, latest, creating);
       await writePage(db.writer, {
+        homeless: table.shape.homeless,
         table, columns, fresh, stored, stateSql: saveStateSql(dataset.key, JSON.stringify(state), table.hasStateRow),
         ddl: creating ? [createTableSql(table.name, columns)] : added.map((c) => addColumnSql(table.name, c)),
         cursor: dataset.cursorField,
@@ -226,7 +229,7 @@ class DuckDbStore implements DuckDbSink {
     const key = keyColumn(dataset);
     const stored = await readColumns(conn, name);
     if (stored === undefined) {
-      return { name, key, shape: new TableShape(initialColumns(dataset)), stored: new Map(), exists: false, hasStateRow: false, keys: undefined };
+      return { name, key, shape: new TableShape(initialColumns(dataset), DUCKDB_NAMING), stored: new Map(), exists: false, hasStateRow: false, keys: undefined };
     }
     if (!stored.some((c) => c.name === key)) {
       throw new SinkError(`the table ${name} in ${this.target} has no column ${key}, so its rows cannot be told apart; ` +
@@ -234,7 +237,7 @@ class DuckDbStore implements DuckDbSink {
     }
     return {
       name, key,
-      shape: new TableShape(stored.filter((c) => c.name !== MISMATCH_COLUMN)),
+      shape: new TableShape(stored.filter((c) => c.name !== MISMATCH_COLUMN), DUCKDB_NAMING),
       stored: new Map(stored.map((c) => [c.name, c])),
       exists: true,
       hasStateRow: false,
@@ -264,7 +267,7 @@ class DuckDbStore implements DuckDbSink {
     const notices: Omit<SinkNotice, 'dataset'>[] = created
       ? [{ kind: 'table-created', message: `${table.name}: table created in ${this.target} with ${columnCount} columns` }]
       : describeChange(table.name, { added: change.added, mismatched: [] });
-    notices.push(...describeChange(table.name, { added: [], mismatched: change.mismatched }));
+    notices.push(...describeChange(table.name, { added: [], mismatched: change.mismatched, homeless: change.homeless }));
     for (const notice of notices) {
       if (this.#told.has(notice.message)) continue;
       this.#told.add(notice.message);
@@ -276,6 +279,8 @@ class DuckDbStore implements DuckDbSink {
 /** What one commit writes. */
 interface PageWrite {
   table: Table;
+  /** Fields without a column of their own: their values go to `_mismatched`. */
+  homeless: readonly string[];
   /** The table's columns once `ddl` has run, in order. */
   columns: readonly TableColumn[];
   ddl: readonly string[];
@@ -295,13 +300,13 @@ async function writePage(writer: Writer, write: PageWrite): Promise<void> {
     if (write.ddl.length > 0 || stored.size > 0) await writer.run([...write.ddl, ...(stored.size > 0 ? [pageTableSql(table.name)] : [])]);
     if (fresh.size > 0) {
       const appender = await writer.appender(table.name, columns.map((c) => c.name).join('\0'));
-      appendRows(appender, fresh, columns, table.key);
+      appendRows(appender, fresh, columns, table.key, write.homeless);
       appender.flushSync();
     }
     if (stored.size > 0) {
       const appender = await writer.temporaryAppender(PAGE_TABLE);
       try {
-        appendRows(appender, stored, columns, table.key);
+        appendRows(appender, stored, columns, table.key, write.homeless);
       } finally {
         appender.closeSync();
       }

@@ -28,10 +28,11 @@ export interface SinkPage {
   state: DatasetState;
 }
 
-/** Something the sink did that the user should hear of once: a column added, a type changed. */
+/** Something the sink did that the user should hear of once: a column added, a type changed, a
+ * field given no column (its name clashes with a column's in the store, or is too long for it). */
 export interface SinkNotice {
   dataset: string;
-  kind: 'column-added' | 'type-changed' | 'table-created';
+  kind: 'column-added' | 'type-changed' | 'table-created' | 'no-column';
   message: string;
 }
 

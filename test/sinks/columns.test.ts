@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import type { ExportRow } from '../../src/core/types.ts';
 import { contentRowKey } from '../../src/exports/highwater.ts';
 import {
-  describeChange, fits, identityOf, initialColumns, keyColumn, latestByIdentity, rowValues, TableShape, typeOf,
+  describeChange, fits, identityOf, initialColumns, keyColumn, latestByIdentity, rowValues, TableShape, typeOf, type ColumnNaming,
 } from '../../src/sinks/columns.ts';
 import { SinkError } from '../../src/sinks/errors.ts';
 import type { SinkDataset } from '../../src/sinks/sink.ts';
@@ -65,6 +65,25 @@ describe('a table\'s shape', () => {
     assert.deepEqual(describeChange('d05', second), [
       { kind: 'column-added', message: 'd05: new column note (text)' },
       { kind: 'type-changed', message: 'd05: n had a text value in a bigint column; such values are kept in _mismatched' },
+    ]);
+  });
+
+  test('a field the store cannot name a column (ColumnNaming) gets none: told once, its values in _mismatched', () => {
+    const lower: ColumnNaming = { key: (n) => (n === '' ? null : n.toLowerCase()), reason: (n, clash) => (clash === undefined ? `"${n}" is no name` : `${clash} has it`) };
+    const shape = new TableShape(initialColumns(D05), lower);
+    const first = shape.observe([{ public_id: 'a', N: null, n: 1, Public_ID: 'x', '': 2, _MISMATCHED: 3 }]);
+    assert.deepEqual(first, {
+      added: [{ name: 'n', type: 'bigint' }],
+      mismatched: [],
+      homeless: [{ name: 'Public_ID', reason: 'public_id has it' }, { name: '', reason: '"" is no name' }, { name: '_MISMATCHED', reason: '_mismatched has it' }],
+    });
+    // N was only null before n took its name; now it has a value.
+    assert.deepEqual(shape.observe([{ public_id: 'b', N: 5, Public_ID: 'y' }]), { added: [], mismatched: [], homeless: [{ name: 'N', reason: 'n has it' }] });
+    assert.deepEqual(shape.observe([{ public_id: 'c', N: 6, '': 7 }]), { added: [], mismatched: [] }, 'told once');
+    assert.deepEqual(shape.homeless, ['Public_ID', '', '_MISMATCHED', 'N']);
+    assert.deepEqual(rowValues({ public_id: 'c', n: 1, N: 6, '': null }, shape).mismatched, { N: 6 });
+    assert.deepEqual(describeChange('d05', { added: [], mismatched: [], homeless: [{ name: 'N', reason: 'n has it' }] }), [
+      { kind: 'no-column', message: 'd05: N gets no column (n has it); its values are kept in _mismatched' },
     ]);
   });
 

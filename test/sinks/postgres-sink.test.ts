@@ -19,6 +19,7 @@ import type { DatasetState } from '../../src/exports/state.ts';
 import { fits, initialColumns, isBookkeepingColumn, rowValues, TableShape } from '../../src/sinks/columns.ts';
 import { SinkError } from '../../src/sinks/errors.ts';
 import { postgresSink } from '../../src/sinks/postgres-sink.ts';
+import { POSTGRES_NAMING } from '../../src/sinks/postgres/sql.ts';
 import { describeConnection, resolveConnection } from '../../src/sinks/postgres/connection.ts';
 import { copyField } from '../../src/sinks/postgres/copy-text.ts';
 import { dollarQuoted } from '../../src/sinks/postgres/sql.ts';
@@ -51,15 +52,16 @@ describe('COPY text', () => {
 
   test('a page encodes to the values of rowValues, one line per identity, the last occurrence winning', () => {
     const dataset: SinkDataset = { code: 'D42', section: 'S9', key: 'D42', cursorField: 'updated_at', identity: 'key' };
-    const field = fc.constantFrom('a', 'b', 'c', '_mismatched', '_row_key', 'updated_at');
+    // The last two cannot be PostgreSQL columns (TableShape.homeless): their values go to _mismatched.
+    const field = fc.constantFrom('a', 'b', 'c', '_mismatched', '_row_key', 'updated_at', '', 'x'.repeat(64));
     const value = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double({ noNaN: true }), fc.string(), fc.constant('2025-01-02T03:04:05.678Z'), fc.array(fc.integer(), { maxLength: 2 }));
     const row = fc.record({ public_id: fc.constantFrom('p1', 'p2', 'p3'), fields: fc.dictionary(field, value, { maxKeys: 5 }) })
       .map(({ public_id, fields }) => ({ ...fields, public_id }) as ExportRow);
     fc.assert(fc.property(fc.array(row, { minLength: 1, maxLength: 8 }), (rows) => {
-      const shape = new TableShape(initialColumns(dataset));
+      const shape = new TableShape(initialColumns(dataset), POSTGRES_NAMING);
       shape.observe(rows);
       const dataColumns = shape.columns.filter((c) => !isBookkeepingColumn(c.name));
-      const page = encodePage(dataset, rows, { dataColumns, knownMismatches: new Set() }, true);
+      const page = encodePage(dataset, rows, { dataColumns, knownMismatches: new Set(), homeless: new Set(shape.homeless) }, true);
       assert.equal(page.kind, 'text');
       if (page.kind !== 'text') return;
       const last = new Map<string, ExportRow>();
@@ -397,6 +399,46 @@ describe('PostgreSQL sink on a real cluster', () => {
     } finally {
       await next.close();
     }
+  });
+
+  // (A NUL in a name fails the page as a NUL in a value does: PostgreSQL stores it nowhere.)
+  test('a field name PostgreSQL cannot hold (over 63 bytes, two sharing their first 63, empty) keeps its values in _mismatched, told once a run; the next run goes on', async () => {
+    const db = await createDatabase(pg);
+    const ds = dataset('D44');
+    const long = `a_${'very_'.repeat(12)}long_field`;
+    const twin = `${long}_2`;
+    assert.ok(Buffer.byteLength(long) > 63 && long.slice(0, 63) === twin.slice(0, 63));
+    const notices: SinkNotice[] = [];
+    const sink = postgresSink({ connectionString: db.url, env: db.env, onNotice: (n) => notices.push(n) });
+    try {
+      await sink.open(ds);
+      await sink.commit({ dataset: ds, rows: [{ public_id: 'p1', updated_at: at(1), n: 1 }], state: stateOf('D44', at(1)) });
+      await sink.commit({ dataset: ds, rows: [{ public_id: 'p2', updated_at: at(2), n: 2, [long]: 'one', [twin]: 'two', '': 'empty' }], state: stateOf('D44', at(2)) });
+      await sink.commit({ dataset: ds, rows: [{ public_id: 'p1', updated_at: at(3), n: 3, [long]: 'merged' }], state: stateOf('D44', at(3)) });
+      assert.deepEqual(notices.filter((n) => n.kind === 'no-column').map((n) => n.message), [
+        `lender.d44: ${long} gets no column (PostgreSQL names have at most 63 bytes); its values are kept in _mismatched`,
+        `lender.d44: ${twin} gets no column (PostgreSQL names have at most 63 bytes); its values are kept in _mismatched`,
+        'lender.d44:  gets no column (an empty name); its values are kept in _mismatched',
+      ]);
+    } finally {
+      await sink.close();
+    }
+    const again: SinkNotice[] = [];
+    const next = postgresSink({ connectionString: db.url, env: db.env, onNotice: (n) => again.push(n) });
+    try {
+      await next.open(ds);
+      await next.commit({ dataset: ds, rows: [{ public_id: 'p3', updated_at: at(4), n: 4, [twin]: 'three' }], state: stateOf('D44', at(4)) });
+      assert.deepEqual(again.map((n) => n.kind), ['no-column']);
+    } finally {
+      await next.close();
+    }
+    const rows = await adminQuery<{ public_id: string; n: string; _mismatched: unknown }>(pg, 'SELECT public_id, n, _mismatched FROM lender.d44 ORDER BY 1', [], db.database);
+    assert.deepEqual(rows.rows, [
+      { public_id: 'p1', n: '3', _mismatched: { [long]: 'merged' } },
+      { public_id: 'p2', n: '2', _mismatched: { [long]: 'one', [twin]: 'two', '': 'empty' } },
+      { public_id: 'p3', n: '4', _mismatched: { [twin]: 'three' } },
+    ]);
+    assert.deepEqual([...(await columnTypes(pg, db, 'd44')).keys()].sort(), ['_mismatched', 'n', 'public_id', 'updated_at']);
   });
 
   test('an older version never overwrites a newer one; within a page the last occurrence wins', async () => {

@@ -52,6 +52,7 @@ function kindOf(column: TableColumn, key: string): Kind {
 
 export function appendRows(
   appender: DuckDBAppender, rows: ReadonlyMap<string, ExportRow>, columns: readonly TableColumn[], key: string,
+  homeless: readonly string[] = [],
 ): void {
   const count = columns.length;
   const kinds = columns.map((c) => kindOf(c, key));
@@ -79,7 +80,12 @@ export function appendRows(
       if (deferred) fitting[i] = value;
       else appendValue(appender, kind, value);
     }
-    // Fields named like a bookkeeping column have none of their own (columns.ts rowValues).
+    // Fields without a column of their own (TableShape.homeless), and those named like a
+    // bookkeeping column, go to `_mismatched` (columns.ts rowValues).
+    for (const name of homeless) {
+      const value = row[name];
+      if (value !== undefined && value !== null) (mismatched ??= {})[name] = value;
+    }
     const rowKey = row[ROW_KEY_COLUMN];
     if (rowKey !== undefined && rowKey !== null) (mismatched ??= {})[ROW_KEY_COLUMN] = rowKey;
     const ownMismatched = row[MISMATCH_COLUMN];

@@ -1,7 +1,7 @@
 // The DuckDB statements of the sink (pure): table and column DDL, the page's staging table, the
 // merge from it, and the state row. Identifiers are always quoted, since field names come from
 // the service; DuckDB compares them case-insensitively even when quoted.
-import { MISMATCH_COLUMN, type Column, type ColumnType } from '../columns.ts';
+import { MISMATCH_COLUMN, unnameable, type Column, type ColumnNaming, type ColumnType } from '../columns.ts';
 import type { SinkDataset } from '../sink.ts';
 
 /** The table of every dataset's state: its key and the state document. */
@@ -116,3 +116,9 @@ export function saveStateSql(key: string, stateJson: string, hasRow: boolean): s
     ? `UPDATE ${STATE_TABLE} SET state = ${quoteText(stateJson)} WHERE key = ${quoteText(key)}`
     : `INSERT OR REPLACE INTO ${STATE_TABLE} VALUES (${quoteText(key)}, ${quoteText(stateJson)})`;
 }
+
+/** DuckDB compares column names without case: `Amount` beside `amount` gets no column. */
+export const DUCKDB_NAMING: ColumnNaming = {
+  key: (name) => (unnameable(name) === undefined ? name.toLowerCase() : null),
+  reason: (name, clash) => unnameable(name) ?? `DuckDB compares column names without case, and the column ${clash} has this one`,
+};

@@ -13,6 +13,8 @@ export interface PageLayout {
   dataColumns: readonly Column[];
   /** Fields already known to have values that do not fit their column: no news on this page. */
   knownMismatches: ReadonlySet<string>;
+  /** Fields known to get no column (TableShape.homeless): their values go to `_mismatched`. */
+  homeless?: ReadonlySet<string>;
 }
 
 export type EncodedPage =
@@ -77,7 +79,7 @@ function encodeRow(
     for (const [name, value] of Object.entries(row)) {
       // A field seen only as null has no column yet and loses nothing.
       if (value === undefined || value === null || named.has(name)) continue;
-      if (!settled && !isBookkeepingColumn(name)) return undefined;
+      if (!settled && !isBookkeepingColumn(name) && layout.homeless?.has(name) !== true) return undefined;
       (mismatched ??= {})[name] = value;
     }
   }

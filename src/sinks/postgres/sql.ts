@@ -1,7 +1,7 @@
 // SQL text for the PostgreSQL sink (pure): quoted names, the column types, and the statements
 // that create the tables and merge a staged page into its table.
 import { randomBytes } from 'node:crypto';
-import { MISMATCH_COLUMN, type Column, type ColumnType } from '../columns.ts';
+import { MISMATCH_COLUMN, unnameable, type Column, type ColumnNaming, type ColumnType } from '../columns.ts';
 
 /** An identifier in double quotes, so any field name (mixed case, spaces, keywords) is a column. */
 export function ident(name: string): string {
@@ -103,3 +103,10 @@ export function saveStateSql(table: string, key: string, json: string): string {
   return `INSERT INTO ${table} (key, state, updated_at) VALUES (${key}, ${json}::jsonb, now()) ` +
     'ON CONFLICT (key) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at';
 }
+
+/** PostgreSQL cuts names longer than 63 bytes: such a field gets no column, rather than one
+ * under a cut name that the next run would not recognise (or two fields sharing it). */
+export const POSTGRES_NAMING: ColumnNaming = {
+  key: (name) => (unnameable(name) === undefined && Buffer.byteLength(name) <= 63 ? name : null),
+  reason: (name) => unnameable(name) ?? 'PostgreSQL names have at most 63 bytes',
+};

@@ -20,7 +20,7 @@ import { UnstorableValueError } from './copy-text.ts';
 import { encodePage, type EncodedPage } from './encode-page.ts';
 import {
   addColumnsSql, columnTypeOf, dollarQuoted, copyIntoStageSql, createStageSql, createStateTableSql, createTableSql, ident, mergeSql, qualified,
-  saveStateSql,
+  POSTGRES_NAMING, saveStateSql,
 } from './sql.ts';
 
 export const STATE_TABLE = '_lender_state';
@@ -123,7 +123,7 @@ export class PgTransaction {
         this.#effects.notices.push({ dataset: dataset.code, kind: 'table-created', message: `${table}: new table` });
       }
     }
-    const shape = new TableShape(await this.#columnsOf(dataset));
+    const shape = new TableShape(await this.#columnsOf(dataset), POSTGRES_NAMING);
     this.#store.tables.set(table, { shape, fresh: created || this.#store.created.has(table), knownMismatches: new Set() });
     return shape;
   }
@@ -189,7 +189,7 @@ export class PgTransaction {
     const dataColumns = known.shape.columns.filter((c) => !isBookkeepingColumn(c.name));
     let page: EncodedPage;
     try {
-      page = encodePage(dataset, rows, { dataColumns, knownMismatches: known.knownMismatches }, settled);
+      page = encodePage(dataset, rows, { dataColumns, knownMismatches: known.knownMismatches, homeless: new Set(known.shape.homeless) }, settled);
     } catch (error) {
       if (error instanceof UnstorableValueError) throw new SinkError(`${table}: ${error.message}`);
       throw error;
@@ -212,10 +212,10 @@ export class PgTransaction {
       // Another process may have added the same field first, with another type: the table decides.
       const actual = await this.#columnsOf(dataset);
       if (change.added.some((c) => actual.find((a) => a.name === c.name)?.type !== c.type)) {
-        known = { ...known, shape: new TableShape(actual) };
+        known = { ...known, shape: new TableShape(actual, POSTGRES_NAMING) };
         this.#store.tables.set(table, known);
         const again = known.shape.observe(rows);
-        change = { added: change.added.filter((c) => actual.some((a) => a.name === c.name && a.type === c.type)), mismatched: again.mismatched };
+        change = { added: change.added.filter((c) => actual.some((a) => a.name === c.name && a.type === c.type)), mismatched: again.mismatched, homeless: again.homeless };
       }
     }
     for (const notice of describeChange(table, change)) {
