@@ -201,7 +201,7 @@ async function renderNow(spec: VegaLiteSpec): Promise<string> {
   try {
     vega.resetSVGDefIds();
     const svg = await view.toSVG();
-    const prefix = `c${createHash('sha256').update(JSON.stringify(spec)).digest('hex').slice(0, 8)}-`;
+    const prefix = `c${createHash('sha256').update(JSON.stringify(spec, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value))).digest('hex').slice(0, 8)}-`;
     return svg.replace(/\b(id="|url\(#|href="#)(clip\d+|gradient_\d+)/g, `$1${prefix}$2`);
   } finally {
     view.finalize();
