@@ -6,9 +6,9 @@
 //
 // Each notebook runs on an embedded sandbox with its default seed, so a regeneration gives the
 // same outputs (but for what depends on today's date, such as the months a count walks through).
-// A run fails on an error in any cell, and on an output that holds a secret: every notebook opens
-// `session`, and an extra last cell (never stored) hands its password and tokens to this process
-// through a private file, for the scan. --check also fails when an executed cell's outputs are
+// A run fails on an error in any cell (or anything on stderr), and on an output that holds a secret: every notebook opens
+// `session`, and two extra cells (never stored), after the one that opens it and last, hand its
+// password and tokens to this process through private files, for the scan. --check also fails when an executed cell's outputs are
 // not of the kinds stored (text, an HTML table, an SVG chart), so stored outputs never go stale in
 // kind. Jupyter (python3 -m jupyter nbconvert) and tslab must be installed: scripts/ci-notebooks.sh
 // installs them (tslab under $TSLAB_PREFIX, default $TMPDIR/lender-streams-tslab).
@@ -101,17 +101,24 @@ export function execute(path: string): Execution {
   const name = basename(path);
   const work = mkdtempSync(join(tmpdir(), 'lender-notebook-'));
   chmodSync(work, 0o700);
-  const secretsFile = join(work, 'secrets.json');
   // The copy sits beside the original: the notebooks load the library relative to their folder.
   const copy = join(NOTEBOOK_DIR, `.run-${process.pid}-${name}`);
   try {
     const nb = readNotebook(path);
-    const probe = `require('node:fs').writeFileSync(${JSON.stringify(secretsFile)}, JSON.stringify(session.knownSecrets()), { mode: 0o600 });`;
-    nb.cells.push({ cell_type: 'code', id: SECRETS_CELL_ID, metadata: {}, execution_count: null, outputs: [], source: [probe] });
+    // Right after the cell that opens the session (the cells after a failed one do not run), and last.
+    const probe = (n: number): Cell => ({
+      cell_type: 'code', id: `${SECRETS_CELL_ID}-${n}`, metadata: {}, execution_count: null, outputs: [],
+      source: [`require('node:fs').writeFileSync(${JSON.stringify(join(work, `secrets-${n}.json`))}, JSON.stringify(session.knownSecrets()), { mode: 0o600 });`],
+    });
+    const opening = nb.cells.findIndex((c) => c.cell_type === 'code' && /\bsession\s*=\s*await\s+openSession\(/.test(textOf(c.source)));
+    if (opening >= 0) nb.cells.splice(opening + 1, 0, probe(1));
+    nb.cells.push(probe(2));
     writeFileSync(copy, notebookText(nb));
     const run = spawnSync(PYTHON, [
       '-m', 'jupyter', 'nbconvert', '--to', 'notebook', '--execute',
       '--ExecutePreprocessor.kernel_name=tslab', '--ExecutePreprocessor.timeout=300',
+      // Every cell runs, so the scan sees every output; a failed cell is found by its output below.
+      '--allow-errors',
       // Timings in the cells' metadata would change at every run.
       '--ExecutePreprocessor.record_timing=False',
       '--output-dir', work, '--output', name, copy,
@@ -123,12 +130,20 @@ export function execute(path: string): Execution {
       return { notebook: readNotebook(path), problems: [`${name}: Jupyter could not execute it:\n${log}`] };
     }
     const executed = readNotebook(executedPath);
-    const secrets = existsSync(secretsFile) ? (JSON.parse(readFileSync(secretsFile, 'utf8')) as string[]) : [];
+    const secrets = [1, 2].flatMap((n) => {
+      const file = join(work, `secrets-${n}.json`);
+      return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as string[]) : [];
+    });
     if (secrets.length === 0) problems.push(`${name}: no session secrets were collected, so the scan would prove nothing`);
-    executed.cells = executed.cells.filter((c) => c.id !== SECRETS_CELL_ID);
+    executed.cells = executed.cells.filter((c) => !c.id?.startsWith(SECRETS_CELL_ID));
     executed.cells.forEach((cell, i) => {
       for (const out of cell.outputs ?? []) {
+        // tslab prints a cell's error on stderr (the notebooks write nothing else there).
         if (out.output_type === 'error') problems.push(`${name}: cell ${i + 1} failed: ${String(out.ename)}: ${String(out.evalue)}`);
+        if (out.output_type === 'stream' && out.name === 'stderr') {
+          const lines = textOf(out.text).split('\n');
+          problems.push(`${name}: cell ${i + 1} failed or wrote to stderr: ${lines.find((l) => /^\w*Error\b/.test(l)) ?? lines[0]}`);
+        }
         const leaks = findLeaks(JSON.stringify(out), secrets);
         if (leaks.length > 0) problems.push(`${name}: the output of cell ${i + 1} holds ${leaks.join(', ')}`);
       }
@@ -138,6 +153,11 @@ export function execute(path: string): Execution {
     rmSync(copy, { force: true });
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+function textOf(text: string | readonly string[] | undefined): string {
+  if (text === undefined) return '';
+  return typeof text === 'string' ? text : text.join('');
 }
 
 /** Differences in kind between the stored outputs and those of an execution, one line each. */
