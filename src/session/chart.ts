@@ -196,11 +196,43 @@ let rendering: Promise<unknown> = Promise.resolve();
 
 async function renderNow(spec: VegaLiteSpec): Promise<string> {
   const [vega, vegaLite] = await Promise.all([import('vega'), import('vega-lite')]);
-  const compiled = vegaLite.compile(spec as unknown as Parameters<typeof vegaLite.compile>[0]).spec;
-  const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
+  let compiled;
+  try {
+    compiled = vegaLite.compile(spec as unknown as Parameters<typeof vegaLite.compile>[0]).spec;
+  } catch (error) {
+    throw new ConfigError(`chart(): Vega-Lite refused the spec: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  // A spec may name its data by URL: local files and HTTPS only, never plain HTTP.
+  const loader = vega.loader({ defaultProtocol: 'https' });
+  const sanitize = loader.sanitize.bind(loader);
+  loader.sanitize = async (uri, options) => {
+    const target = await sanitize(uri, options);
+    const local = (target as { localFile?: boolean }).localFile === true;
+    if (!local && !/^https:/i.test(target.href)) throw new ConfigError(`chart(): data is loaded over HTTPS only, not from ${new URL(target.href).protocol}`);
+    return target;
+  };
+  // Vega logs what goes wrong while it runs (data that cannot be loaded is only a warning) and
+  // draws on: the first such failure fails the chart instead, rather than an empty chart being shown.
+  const errors: unknown[] = [];
+  const logger = vega.logger(vega.Warn);
+  const warn = logger.warn.bind(logger);
+  logger.error = (...args: readonly unknown[]) => {
+    errors.push(args[0]);
+    return logger;
+  };
+  logger.warn = (...args: readonly unknown[]) => {
+    if (args[0] === 'Loading failed') errors.push(args[2] ?? `could not load ${String(args[1])}`);
+    else warn(...args);
+    return logger;
+  };
+  const view = new vega.View(vega.parse(compiled), { renderer: 'none', loader, logger });
   try {
     vega.resetSVGDefIds();
     const svg = await view.toSVG();
+    if (errors.length > 0) {
+      const first = errors[0];
+      throw first instanceof ConfigError ? first : new ConfigError(`chart(): vega could not draw the chart: ${first instanceof Error ? first.message : String(first)}`, { cause: first });
+    }
     const prefix = `c${createHash('sha256').update(JSON.stringify(spec, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value))).digest('hex').slice(0, 8)}-`;
     return svg.replace(/\b(id="|url\(#|href="#)(clip\d+|gradient_\d+)/g, `$1${prefix}$2`);
   } finally {

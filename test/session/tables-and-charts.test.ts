@@ -4,6 +4,9 @@
 // text forms, and vega loaded only when a chart is rendered.
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { chartModel, chartSpec, chartSvg, textChart, type ChartModel, type VegaLiteSpec } from '../../src/session/chart.ts';
@@ -122,6 +125,22 @@ describe('SVG charts', () => {
     assert.ok(one.length > 0, 'a clipped mark has a clip path');
     assert.deepEqual(one.filter((id) => two.includes(id)), []);
     assert.deepEqual(await ids(clipped('one')), one);
+  });
+
+  it('data by URL: a local file or HTTPS, never plain HTTP; data that cannot be loaded fails the chart', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lender-chart-data-'));
+    try {
+      const file = join(dir, 'rows.json');
+      writeFileSync(file, JSON.stringify([{ status: 'OK' }, { status: 'OK' }, { status: 'FAILED' }]));
+      const spec = (url: string) => ({ data: { url }, mark: 'bar', encoding: { x: { field: 'status', type: 'nominal' }, y: { aggregate: 'count', type: 'quantitative' } } });
+      const svg = await chartSvg(spec(file));
+      assert.ok(svg.includes('>FAILED</text>') && svg.includes('>OK</text>'));
+      await assert.rejects(chartSvg(spec('http://127.0.0.1:9/rows.json')), { name: 'ConfigError', message: 'chart(): data is loaded over HTTPS only, not from http:' });
+      await assert.rejects(chartSvg(spec(join(dir, 'missing.json'))), { name: 'ConfigError', message: /^chart\(\): vega could not draw the chart: ENOENT/ });
+      await assert.rejects(chartSvg({ mark: 'no-such-mark' }), { name: 'ConfigError', message: /^chart\(\): Vega-Lite refused the spec: / });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('renders charts asked for at once, each whole', async () => {
