@@ -7,7 +7,8 @@ import { inspect } from 'node:util';
 import type { LenderSession } from '../src/session/context.ts';
 import { redactText } from '../src/core/redact.ts';
 import { looksSensitive } from '../src/session/secrets.ts';
-import { TextTable, barChart, type TableOptions } from '../src/session/table.ts';
+import { TextTable, type TableOptions } from '../src/session/table.ts';
+import { chartModel, textChart, type ChartData, type ChartOptions } from '../src/session/chart.ts';
 import { fileState, memoryState } from '../src/exports/state.ts';
 import { installCompleter } from './completer.ts';
 import { defineCommands, type ReplState } from './commands.ts';
@@ -32,7 +33,7 @@ export interface ReplOptions {
 }
 
 /** Helpers that go through the session; each waits for it to be connected. */
-const ASYNC_HELPERS = ['rows', 'pages', 'count', 'push', 'flag', 'sync', 'relogin', 'refreshCatalog'] as const;
+const ASYNC_HELPERS = ['rows', 'pages', 'count', 'describe', 'sql', 'push', 'flag', 'sync', 'relogin', 'refreshCatalog'] as const;
 
 type Eval = (code: string, context: object, file: string, cb: (err: Error | null, result?: unknown) => void) => void;
 
@@ -58,7 +59,7 @@ export function runRepl(opts: ReplOptions): Promise<number> {
     out(text);
   };
   out(`lender-streams ${opts.version}: connecting to ${opts.connectingTo}…`);
-  out(`Helpers: rows, pages, count, stream, push, flag, sync, table, chart, whoami (await them). .help lists the commands.`);
+  out(`Helpers: rows, pages, count, describe, sql, stream, push, flag, sync, table, chart, whoami (await them). .help lists the commands.`);
 
   const server = repl.start({
     prompt: 'lender> ',
@@ -162,7 +163,8 @@ export function runRepl(opts: ReplOptions): Promise<number> {
     helper('whoami', () => needSession('whoami').whoami());
     helper('table', (rows, fields, options) =>
       new TextTable([...(rows as Iterable<object>)], fields as readonly string[] | undefined, options as TableOptions | undefined));
-    value('chart', barChart);
+    helper('chart', (data, options) =>
+      textChart(chartModel(data as ChartData, typeof options === 'number' ? { textWidth: options } : options as ChartOptions | undefined)));
     value('fileState', fileState);
     value('memoryState', memoryState);
     value('ready', state.ready);

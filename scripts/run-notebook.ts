@@ -1,13 +1,14 @@
 // Runs every code cell of a notebook, in order, as one ES module through tsx, the way `npm test`
-// checks that the notebooks work without Jupyter:
+// checks that the notebooks also work without Jupyter (scripts/notebooks.ts runs them in Jupyter):
 //
 //   node --import tsx scripts/run-notebook.ts notebooks/01-quick-start.ipynb
 //
 // The cells are concatenated into a temporary .mts module (an ES module wherever it sits) next
 // to the notebook, so relative imports resolve as in the kernel, whose working directory is the
 // notebook's folder, and imported with top-level await. A cell whose last statement is an
-// expression shows its value the way tslab does (console.log, unless null or undefined), so the
-// output scanned here is what a saved notebook would hold. Exit 0 when every cell ran; 1 with the
+// expression shows its value the way tslab does (console.log, unless null or undefined). Without a
+// kernel, table() and chart() give their text forms, so the output scanned here is the text a
+// notebook would hold, tables and charts as text. Exit 0 when every cell ran; 1 with the
 // failing cell's number otherwise, or when the output holds a secret of the notebook's session
 // (its password, or a JWT-looking string).
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -10,11 +10,19 @@ import type { DatasetRef, ExportRow } from '../core/types.ts';
 import type { AccountWriterOptions } from '../accounts/account-writer.ts';
 import { exportPages, exportRows, type ExportOptions, type ExportPage } from '../exports/export-stream.ts';
 import { fileState, type StateStore } from '../exports/state.ts';
+import { openSink } from '../sinks/open-sink.ts';
+import { parseSinkSpec } from '../sinks/sink-spec.ts';
+import type { Sink } from '../sinks/sink.ts';
 import { sync as syncDatasets, type DatasetSyncSummary, type SyncOptions } from '../sinks/sync.ts';
+import { chartModel, chartSpec, renderSvg, textChart, type ChartData, type ChartOptions } from './chart.ts';
 import { countRows, codeOf, type CountOptions } from './count.ts';
 import { pushRecords, flagRecords, type RecordSource } from './writes.ts';
 import { CatalogView, Count, PageSummary, RowList, WriteResult } from './results.ts';
-import { TextTable, barChart, type TableOptions } from './table.ts';
+import { describeDataset, type Description, type DescribeOptions } from './describe.ts';
+import { htmlTable } from './html.ts';
+import { notebookDisplay } from './notebook.ts';
+import { runSql, type QueryResult, type SqlOptions } from './sql.ts';
+import { TextTable, type TableOptions } from './table.ts';
 
 /** Who the session is logged in as, and where; what `whoami()` returns (never the password). */
 export interface Identity {
@@ -61,8 +69,11 @@ export interface PagesOptions extends Omit<ExportOptions, 'state' | 'resume' | '
   includeEmpty?: boolean;
 }
 
-/** Options of `session.sync()`: those of `sync`, with the state store also given as a file path. */
-export interface SessionSyncOptions extends Omit<SyncOptions, 'state'> {
+/** Options of `session.sync()`: those of `sync`, with the sink and the state store also given as text. */
+export interface SessionSyncOptions extends Omit<SyncOptions, 'state' | 'to'> {
+  /** A sink, or where the rows go as `lender sync --to` takes it: `duckdb:FILE`, `ndjson:DIR`,
+   * `postgres://…` (a sink given as text is closed after the sync). */
+  to?: Sink | string;
   /** A state store, or the path of a JSON state file. Default <out>/.lender-state.json. */
   state?: StateStore | string;
 }
@@ -71,7 +82,8 @@ export const DEFAULT_ROWS = 10;
 
 /**
  * A logged-in session for exploring the service: the client, the live catalog and short helpers
- * (rows, pages, count, stream, push, flag, sync, table, chart) whose results print readably.
+ * (rows, pages, count, describe, stream, push, flag, sync, sql, table, chart) whose results print
+ * readably, as text, or in a notebook as HTML tables and SVG charts.
  */
 export class LenderSession {
   #client: LenderClient;
@@ -184,26 +196,69 @@ export class LenderSession {
   flag = async (records: RecordSource, opts: { signal?: AbortSignal } = {}): Promise<WriteResult> =>
     flagRecords(this.#client, records, { signal: this.#signal(opts.signal) });
 
-  /** Initial-then-incremental load into `out` (default: every available dataset). */
+  /** Initial-then-incremental load into `to` or `out` (default: every available dataset). */
   sync = async (datasets: readonly DatasetRef[] | DatasetRef | undefined, opts: SessionSyncOptions): Promise<SyncResult> => {
     const list = datasets === undefined ? undefined : Array.isArray(datasets) ? datasets : [datasets as DatasetRef];
-    const { state: stateOption, ...rest } = opts;
+    const { state: stateOption, to: toOption, ...rest } = opts;
     const state = typeof stateOption === 'string' ? fileState(stateOption) : stateOption;
-    const summary = await syncDatasets(this.#client, list, {
-      ...rest,
-      ...(state !== undefined ? { state } : {}),
-      signal: this.#signal(opts.signal),
-    });
-    return new SyncResult(summary);
+    const to = typeof toOption === 'string' ? await openSink(parseSinkSpec(toOption), state !== undefined ? { state } : {}) : toOption;
+    try {
+      const summary = await syncDatasets(this.#client, list, {
+        ...rest,
+        ...(to !== undefined ? { to } : {}),
+        ...(state !== undefined ? { state } : {}),
+        signal: this.#signal(opts.signal),
+      });
+      return new SyncResult(summary);
+    } finally {
+      if (typeof toOption === 'string') await to?.close();
+    }
   };
 
-  /** A compact text table of rows (all fields, or the ones named). */
-  table = (rows: Iterable<object>, fields?: readonly string[], opts?: TableOptions): TextTable =>
-    new TextTable([...rows], fields, opts);
+  /**
+   * A dataset at a glance: its fields with their types, null share and distinct values among the
+   * first `sample` rows (default 1000), the first and last values of its cursor field, and its row
+   * count. Prints as a table; shown as an HTML table in a notebook.
+   */
+  describe = async (dataset: DatasetRef, opts: DescribeOptions = {}): Promise<Description> => {
+    const description = await describeDataset(this.#client, dataset, { ...opts, signal: this.#signal(opts.signal) });
+    notebookDisplay()?.html(description.html());
+    return description;
+  };
 
-  /** A horizontal bar chart of label → value, as text. */
-  chart = (data: Readonly<Record<string, number>> | ReadonlyArray<readonly [string, number]>, width?: number): TextTable =>
-    barChart(data, width);
+  /**
+   * A query on the DuckDB database sync writes (default ./lender.duckdb; `sync` into it first).
+   * The rows print as a table, and are shown as an HTML table in a notebook.
+   */
+  sql = async (query: string, opts: SqlOptions = {}): Promise<QueryResult> => {
+    const result = await runSql(query, opts);
+    notebookDisplay()?.html(result.html());
+    return result;
+  };
+
+  /**
+   * A table of rows (all fields, or the ones named): text here, returned to print; in a notebook
+   * it is shown as an HTML table, and nothing is returned.
+   */
+  table = (rows: Iterable<object>, fields?: readonly string[], opts?: TableOptions): TextTable | undefined => {
+    const list = [...rows];
+    const display = notebookDisplay();
+    if (display === undefined) return new TextTable(list, fields, opts);
+    display.html(htmlTable(list, fields, opts));
+    return undefined;
+  };
+
+  /**
+   * A chart of label → value pairs, of rows (`{ x, y, color, mark: 'bar' | 'line' }`), or a full
+   * Vega-Lite spec. Text here, returned to print (a number as second argument: the bars' width);
+   * in a notebook, an SVG is rendered and shown: await it.
+   */
+  chart = (data: ChartData, opts?: ChartOptions | number): TextTable | Promise<void> => {
+    const model = chartModel(data, typeof opts === 'number' ? { textWidth: opts } : opts);
+    const display = notebookDisplay();
+    if (display === undefined) return textChart(model);
+    return renderSvg(chartSpec(model)).then((svg) => display.svg(svg));
+  };
 
   close = async (): Promise<void> => {
     if (this.#closed) return;

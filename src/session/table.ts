@@ -29,21 +29,47 @@ export function fieldsOf(rows: readonly object[]): string[] {
   return [...seen];
 }
 
-export function formatTable(rows: readonly object[], fields?: readonly string[], opts: TableOptions = {}): string {
+/** The cells of a table as text, cut to the widest allowed, and which columns hold numbers. */
+export interface TableCells {
+  columns: string[];
+  rows: string[][];
+  /** Per column: every shown value is a number (or empty), so it is aligned right. */
+  numeric: boolean[];
+  /** Rows left out past maxRows. */
+  more: number;
+}
+
+export function tableCells(rows: readonly object[], fields?: readonly string[], opts: TableOptions = {}): TableCells {
   const maxWidth = opts.maxWidth ?? 36;
   const maxRows = opts.maxRows ?? 50;
   const cols = fields && fields.length > 0 ? [...fields] : fieldsOf(rows);
-  if (cols.length === 0) return rows.length === 0 ? '(no rows)' : `(${rows.length} rows without fields)`;
   const shown = rows.slice(0, maxRows);
   const raw = shown.map((row) => cols.map((c) => (row as Record<string, unknown>)[c]));
-  const cells = raw.map((values) => values.map((v) => cut(cellText(v), maxWidth)));
-  const numeric = cols.map((_, i) => raw.length > 0 && raw.every((values) => values[i] === null || values[i] === undefined || typeof values[i] === 'number'));
-  const widths = cols.map((c, i) => Math.max(cut(c, maxWidth).length, ...cells.map((r) => r[i]!.length)));
+  const isNumber = (v: unknown) => v === null || v === undefined || typeof v === 'number' || typeof v === 'bigint';
+  return {
+    columns: cols.map((c) => cut(c, maxWidth)),
+    rows: raw.map((values) => values.map((v) => cut(cellText(v), maxWidth))),
+    numeric: cols.map((_, i) => raw.length > 0 && raw.every((values) => isNumber(values[i]))),
+    more: rows.length - shown.length,
+  };
+}
+
+/** What a table without columns says instead, or undefined when it has some. */
+export function emptyTableNote(rows: readonly object[], columns: readonly string[]): string | undefined {
+  if (columns.length > 0) return undefined;
+  return rows.length === 0 ? '(no rows)' : `(${rows.length} rows without fields)`;
+}
+
+export function formatTable(rows: readonly object[], fields?: readonly string[], opts: TableOptions = {}): string {
+  const { columns, rows: cells, numeric, more } = tableCells(rows, fields, opts);
+  const empty = emptyTableNote(rows, columns);
+  if (empty !== undefined) return empty;
+  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i]!.length)));
   const line = (values: string[]) =>
     values.map((v, i) => (numeric[i] ? v.padStart(widths[i]!) : v.padEnd(widths[i]!))).join('  ').trimEnd();
-  const out = [line(cols.map((c) => cut(c, maxWidth))), widths.map((w) => '─'.repeat(w)).join('  ')];
+  const out = [line(columns), widths.map((w) => '─'.repeat(w)).join('  ')];
   for (const r of cells) out.push(line(r));
-  if (rows.length > shown.length) out.push(`… ${rows.length - shown.length} more rows`);
+  if (more > 0) out.push(`… ${more} more rows`);
   return out.join('\n');
 }
 
@@ -55,6 +81,14 @@ export class TextTable {
   constructor(rows: readonly object[], fields?: readonly string[], opts?: TableOptions) {
     this.text = formatTable(rows, fields, opts);
     this.rowCount = rows.length;
+  }
+
+  /** A table already laid out as text (a chart with a heading, say). */
+  static ofText(text: string, rowCount: number): TextTable {
+    const table = Object.create(TextTable.prototype) as { text: string; rowCount: number };
+    table.text = text;
+    table.rowCount = rowCount;
+    return table as TextTable;
   }
 
   toString(): string {

@@ -1,7 +1,9 @@
-// Every notebook runs, cell by cell in order, through the tsx runner (scripts/run-notebook.ts),
-// against an embedded sandbox; saved notebooks carry no outputs; and the runner itself fails on a
-// failing cell and on a secret in the output. (.ci/run also executes them through real Jupyter
-// with the tslab kernel: scripts/ci-notebooks.sh.)
+// The notebooks: each one is stored with the outputs of a real execution (HTML tables and SVG
+// charts where its cells show them, what a code host displays), holds no secret, and executes
+// through real Jupyter with the tslab kernel to outputs of the same kinds (scripts/notebooks.ts,
+// also how they are regenerated). Each also runs cell by cell through the tsx runner
+// (scripts/run-notebook.ts), where tables and charts are text. The Jupyter scan and the runner
+// each fail on a secret in an output.
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { codeCells, readNotebook, sourceOf } from '../../scripts/run-notebook.ts';
+import { execute, jupyterProblem, kindDifferences, notebookText, outputKinds, readNotebook as readStored, type Notebook } from '../../scripts/notebooks.ts';
+import { findLeaks } from '../../src/session/secrets.ts';
 
 const ROOT = resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', '..');
 const DIR = join(ROOT, 'notebooks');
@@ -21,26 +25,61 @@ function run(path: string): { status: number | null; output: string } {
 }
 
 describe('notebooks', () => {
-  it('are the four documented ones', () => {
-    assert.deepEqual(NOTEBOOKS, ['01-quick-start.ipynb', '02-incremental-sync.ipynb', '03-push-portfolio.ipynb', '04-payments-analysis.ipynb']);
+  it('are the five documented ones', () => {
+    assert.deepEqual(NOTEBOOKS, ['01-quick-start.ipynb', '02-incremental-sync.ipynb', '03-push-portfolio.ipynb', '04-payments-analysis.ipynb', '05-duckdb-sql.ipynb']);
+  });
+
+  it('Jupyter and the tslab kernel are installed (bash scripts/ci-notebooks.sh --setup)', () => {
+    assert.equal(jupyterProblem(), undefined);
   });
 
   for (const name of NOTEBOOKS) {
     describe(name, () => {
       const path = join(DIR, name);
 
-      it('opens with a markdown cell, uses the tslab kernel, and is saved without outputs', () => {
+      it('opens with a markdown cell, uses the tslab kernel, and is stored as Jupyter writes it', () => {
         const nb = readNotebook(path);
         assert.equal(nb.cells[0]?.cell_type, 'markdown');
         assert.match(sourceOf(nb.cells[0]!), /^# .+/);
         assert.equal(nb.metadata?.kernelspec?.name, 'tslab');
-        for (const cell of nb.cells.filter((c) => c.cell_type === 'code')) {
-          assert.deepEqual(cell.outputs, []);
-          assert.equal(cell.execution_count, null);
-        }
-        const text = readFileSync(path, 'utf8');
-        assert.doesNotMatch(text, /eyJ[A-Za-z0-9_-]{6,}\./);
         assert.ok(codeCells(nb).length >= 3);
+        const text = readFileSync(path, 'utf8');
+        assert.equal(text, notebookText(JSON.parse(text) as Notebook));
+      });
+
+      it('is stored with the outputs a code host shows: HTML for tables, SVG for charts, nothing secret', () => {
+        const nb = readStored(path);
+        const text = readFileSync(path, 'utf8');
+        assert.deepEqual(findLeaks(text), []);
+        let shown = 0;
+        for (const cell of nb.cells.filter((c) => c.cell_type === 'code')) {
+          const source = sourceOf(cell);
+          const kinds = outputKinds(cell);
+          assert.ok(!kinds.includes('error'), source);
+          assert.ok(!(cell.outputs ?? []).some((o) => o.name === 'stderr'), `stderr in the output of: ${source}`);
+          const last = source.trim().split('\n').at(-1)!;
+          // A cell that ends in table()/chart() shows what they draw; describe() and sql() show a table wherever they are.
+          if (/^session\.table\(/.test(last)) assert.deepEqual(kinds, ['text/html'], source);
+          if (/^await session\.chart\(|^\}\)$/.test(last) && /await session\.chart\(/.test(source)) assert.deepEqual(kinds, ['image/svg+xml'], source);
+          const tables = (source.match(/session\.(describe|sql)\(/g) ?? []).length;
+          if (tables > 0) assert.equal(kinds.filter((k) => k === 'text/html').length, tables, source);
+          for (const out of cell.outputs ?? []) {
+            const svg = out.data?.['image/svg+xml'];
+            if (svg === undefined) continue;
+            const markup = Array.isArray(svg) ? svg.join('') : svg;
+            assert.match(markup, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+            assert.ok(markup.length < 40_000, `an SVG of ${markup.length} bytes`);
+          }
+          shown += kinds.filter((k) => k === 'text/html' || k === 'image/svg+xml').length;
+        }
+        assert.ok(shown > 0, 'no table or chart is shown');
+        if (/0[45]-/.test(name)) assert.ok(nb.cells.some((c) => outputKinds(c).includes('image/svg+xml')), 'no chart is shown');
+      });
+
+      it('executes through Jupyter and tslab, clean, to outputs of the kinds stored', () => {
+        const { notebook, problems } = execute(path);
+        assert.deepEqual(problems, []);
+        assert.deepEqual(kindDifferences(readStored(path), notebook), []);
       });
 
       it('runs every code cell in order through tsx, showing what tslab would', () => {
@@ -109,5 +148,37 @@ describe('the notebook runner', () => {
     const r = run(path);
     assert.equal(r.status, 1, r.output.slice(-2000));
     assert.match(r.output, /the output holds known secret #1/);
+  });
+});
+
+describe('the Jupyter check', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lender-nb-jupyter-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const loader = JSON.stringify(join(DIR, 'load-ts.cjs'));
+  const session = JSON.stringify(join(ROOT, 'src', 'session.ts'));
+  const code = (id: string, source: string) => ({ cell_type: 'code', id, metadata: {}, execution_count: null, outputs: [], source: [source] });
+
+  it('fails on a session secret in an HTML table, in printed text, and on a failing cell, naming the cells', () => {
+    const path = join(dir, 'leaky.ipynb');
+    writeFileSync(path, notebookText({
+      cells: [
+        { cell_type: 'markdown', id: 'm', metadata: {}, source: ['# t'] },
+        code('open', `import { loadTs } from ${loader};\nconst { openSession } = await loadTs(${session});\nconst session = await openSession({ sandbox: true });`),
+        code('html', 'session.table([{ shown: session.knownSecrets()[0] }])'),
+        code('clean', "session.table([{ shown: 'nothing secret' }])"),
+        code('text', 'console.log(session.knownSecrets()[0])'),
+        code('fails', "throw new Error('this cell broke')"),
+      ],
+      metadata: { kernelspec: { display_name: 'TypeScript', language: 'typescript', name: 'tslab' } },
+      nbformat: 4,
+      nbformat_minor: 5,
+    }));
+    const { problems } = execute(path);
+    const text = problems.join('\n');
+    assert.match(text, /leaky\.ipynb: the output of cell 3 holds known secret #1/);
+    assert.match(text, /leaky\.ipynb: the output of cell 5 holds known secret #1/);
+    assert.doesNotMatch(text, /cell 4 holds/);
+    assert.match(text, /leaky\.ipynb: cell 6 failed or wrote to stderr: Error: this cell broke/);
+    assert.equal(problems.length, 3, text);
   });
 });

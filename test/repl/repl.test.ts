@@ -139,6 +139,13 @@ describe('lender repl --sandbox with piped stdin', () => {
       // Helpers print under their own names (also in stacks), not as anonymous wrappers.
       d.write('[rows, stream, whoami, table]\n');
       await d.waitFor(/\[AsyncFunction: rows\],\s+\[Function: stream\],\s+\[Function: whoami\],\s+\[Function: table\]\s*\]/, 'the helpers by name');
+      // describe, sql and chart's forms, as text in the REPL.
+      d.write(`await describe('D07', { sample: 5 })\n`);
+      await d.waitFor(/D07 Borrower Payments: [\d,]+ rows, updated_at from \S+ to \S+; fields of the first 5 rows:\nfield\s+type\s+nulls\s+distinct\n[\s\S]*?payment_status\s+text\s+0\.0%/, 'the description of D07');
+      d.write(`await sql('SELECT 1')\n`);
+      await d.waitFor(/There is no DuckDB database at \S+lender\.duckdb; sync into it first/, 'the one-line error of sql() without a database');
+      d.write(`chart([{ m: 'Jan', s: 'OK', n: 2 }, { m: 'Jan', s: 'NO', n: 1 }], { x: 'm', y: 'n', color: 's', textWidth: 6 })\n`);
+      await d.waitFor(/m\s+OK\s+NO\s+total\s+bar\n[─\s]+\nJan\s+2\s+1\s+3\s+██████/, 'a stacked chart as text');
       d.write('.exit\n');
       assert.equal(await d.exited(), 0);
       checkHistory(env.LENDER_REPL_HISTORY!, password, ["await rows('D07', {limit: 3})", '.datasets', '1 + 41']);

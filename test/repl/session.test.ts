@@ -112,7 +112,7 @@ describe('openSession({ sandbox: true })', () => {
     const texts = [
       inspect(session, { depth: 10, showHidden: true }), JSON.stringify(session), inspect(session.client, { depth: 10 }),
       JSON.stringify(session.client), inspect(session.whoami()), inspect(session.sandbox, { depth: 10 }),
-      inspect(session.catalog), inspect(rows), session.table(rows).text, inspect(session.relogin),
+      inspect(session.catalog), inspect(rows), String(session.table(rows)), inspect(session.relogin),
     ];
     for (const t of texts) {
       assert.ok(!t.includes(password), 'the password is shown');

@@ -1,0 +1,127 @@
+// describe() and sql() of a session on the embedded sandbox over HTTPS, with a real DuckDB file:
+// what describe() says is checked against the rows themselves, and sql() against what sync stored.
+import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, it } from 'node:test';
+import { inspect } from 'node:util';
+import { openSession, type LenderSession } from '../../src/session.ts';
+import { summarizeFields } from '../../src/session/describe.ts';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+describe('describe() and sql()', () => {
+  let session: LenderSession;
+  const dir = mkdtempSync(join(tmpdir(), 'lender-describe-sql-'));
+  const database = join(dir, 'lender.duckdb');
+
+  before(async () => {
+    session = await openSession({ sandbox: { seed: 11, scale: 400 } });
+  });
+  after(async () => {
+    await session.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('describe() gives each field its type, null share and distinct values in the sample, the cursor span and the count', async () => {
+    const d = await session.describe('D07', { sample: 150 });
+    const rows = await session.rows('D07', { limit: 150 });
+    const all: Record<string, unknown>[] = [];
+    for await (const row of session.stream('D07')) all.push(row as Record<string, unknown>);
+    assert.equal(d.dataset, 'D07');
+    assert.equal(d.sampled, 150);
+    assert.equal(d.total?.total, all.length);
+    const cursors = all.map((r) => String(r.updated_at)).sort();
+    assert.deepEqual(d.cursor, { field: 'updated_at', first: cursors[0], last: cursors.at(-1) });
+    assert.deepEqual(d.map((f) => f.field), Object.keys(rows[0]!));
+    for (const f of d) {
+      const values = rows.map((r) => r[f.field]);
+      const present = values.filter((v) => v !== null && v !== undefined);
+      assert.equal(f.nulls, `${((100 * (values.length - present.length)) / values.length).toFixed(1)}%`, f.field);
+      assert.equal(f.distinct, new Set(present.map((v) => JSON.stringify(v))).size, f.field);
+    }
+    const types = Object.fromEntries(d.map((f) => [f.field, f.type]));
+    assert.equal(types.public_id, 'text');
+    assert.equal(types.amount, 'integer');
+    assert.equal(types.is_settled, 'boolean');
+    assert.equal(types.created_at, 'timestamp');
+    assert.match(inspect(d), /^D07 Borrower Payments: [\d,]+ rows, updated_at from \S+ to \S+; fields of the first 150 rows:\nfield\s+type\s+nulls\s+distinct\n/);
+    assert.match(d.html(), /^<p>D07 Borrower Payments: .*<\/p>\n<table>/);
+  });
+
+  it('describe() of a via dataset counts it month by month', async () => {
+    const d = await session.describe('D23', { sample: 20 });
+    assert.equal(d.cursor.field, 'communicated_at');
+    assert.ok((d.total?.windows ?? 0) > 1);
+    assert.equal(d.total?.total, (await session.count('D23')).total);
+  });
+
+  it('field types: mixed numbers are numbers, two kinds are both named, only nulls is null', () => {
+    const fields = summarizeFields([{ a: 1, b: 'x', c: null, d: { k: 1 } }, { a: 1.5, b: 2, c: null, d: { k: 1 } }, { a: -0, b: 'x' }]);
+    assert.deepEqual(fields, [
+      { field: 'a', type: 'number', nulls: '0.0%', distinct: 3 },
+      { field: 'b', type: 'integer|text', nulls: '0.0%', distinct: 2 },
+      { field: 'c', type: 'null', nulls: '100.0%', distinct: 0 },
+      { field: 'd', type: 'json', nulls: '33.3%', distinct: 1 },
+    ]);
+    assert.deepEqual(summarizeFields([]), []);
+  });
+
+  it('sql() before any sync says to sync first, and creates no file', async () => {
+    await assert.rejects(session.sql('SELECT 1', { database }), /There is no DuckDB database at .*lender\.duckdb; sync into it first/);
+    await assert.rejects(session.sql('  '), /sql\(\) needs a query/);
+  });
+
+  it('sql() queries what sync stored in DuckDB, counts as numbers; the file is free again after', async () => {
+    const first = await session.sync(['D07'], { to: `duckdb:${database}` });
+    assert.equal(first.datasets.D07!.mode, 'initial');
+    const total = (await session.count('D07')).total;
+    const [counted] = await session.sql('SELECT count(*) AS n, count(DISTINCT public_id) AS ids FROM d07', { database });
+    assert.deepEqual(counted, { n: total, ids: total });
+    const byStatus = await session.sql('SELECT payment_status AS status, count(*) AS n FROM d07 GROUP BY ALL ORDER BY status', { database });
+    const expected = new Map<string, number>();
+    for await (const row of session.stream('D07')) {
+      const status = String((row as Record<string, unknown>).payment_status);
+      expected.set(status, (expected.get(status) ?? 0) + 1);
+    }
+    assert.deepEqual(byStatus.map((r) => [r.status, r.n]), [...expected].sort());
+    assert.deepEqual(byStatus.columns, ['status', 'n']);
+    assert.match(inspect(byStatus), new RegExp(`^${expected.size} rows\nstatus\\s+n\n`));
+    assert.match(byStatus.html(), /^<table>\n<thead><tr><th>status<\/th><th style="text-align:right">n<\/th><\/tr><\/thead>/);
+    // The file was closed: the next sync opens it, incrementally.
+    session.sandbox!.advance();
+    const next = await session.sync(['D07'], { to: `duckdb:${database}` });
+    assert.equal(next.datasets.D07!.mode, 'incremental');
+    const [after] = await session.sql('SELECT count(*) AS n FROM d07', { database });
+    assert.equal(after!.n, (await session.count('D07')).total);
+    await assert.rejects(session.sql('SELECT * FROM no_such_table', { database }), /DuckDB could not run the query on .*: Catalog Error/);
+  });
+
+  it('sql() while another process holds the file is refused, naming the holder', async () => {
+    const holder = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `
+      const { duckdbSink } = await import('./src/sinks/duckdb-sink.ts');
+      const sink = duckdbSink({ path: ${JSON.stringify(database)} });
+      await sink.lock();
+      process.stdout.write('holding\\n');
+      process.stdin.resume();
+      process.stdin.on('end', () => process.exit(0));`], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+    try {
+      const lines = createInterface({ input: holder.stdout! });
+      const [line] = await once(lines, 'line');
+      assert.equal(line, 'holding');
+      await assert.rejects(session.sql('SELECT 1', { database }), (error: Error) => {
+        assert.equal(error.name, 'DuckDbLockedError');
+        assert.match(error.message, new RegExp(`is open in another process \\(pid ${holder.pid}\\)`));
+        return true;
+      });
+    } finally {
+      holder.stdin!.end();
+      await once(holder, 'exit');
+    }
+    assert.equal((await session.sql('SELECT 1 AS one', { database }))[0]!.one, 1);
+  });
+});
