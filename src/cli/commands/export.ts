@@ -5,6 +5,7 @@ import { datasetCodes, instantFlag, parseCommandArgs, progressFlag, readingFlags
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectWithFlags } from '../connection-flags.ts';
 import { exportPages, type ExportOptions } from '../../exports/export-stream.ts';
+import { toMillis } from '../../exports/windows.ts';
 import { ndjsonText } from '../../exports/ndjson.ts';
 import { ProgressLine } from '../../progress.ts';
 import { fileState } from '../../exports/state.ts';
@@ -60,6 +61,10 @@ const command: Command = {
     if (sort !== undefined && sort !== 'asc' && sort !== 'desc') throw new UsageError(`--sort must be asc or desc, not '${sort}'`);
     const since = instantFlag(values.since, '--since');
     const until = instantFlag(values.until, '--until');
+    // An empty range is a mistake in the command, not an export of nothing.
+    if (since !== undefined && until !== undefined && toMillis(since) >= toMillis(until)) {
+      throw new UsageError(`--since ${since} must be before --until ${until}`);
+    }
     const reading = readingFlags(values);
     const showProgress = progressFlag(values.progress, io.stderr);
     const state = values.state === undefined ? undefined : fileState(values.state);
@@ -111,7 +116,7 @@ const command: Command = {
       if (pipeClosed) return EXIT.ok;
       if (io.signal.aborted) {
         io.stderr.write('lender export: stopped.\n');
-        return EXIT.failure;
+        return EXIT.interrupted;
       }
       return EXIT.ok;
     } finally {

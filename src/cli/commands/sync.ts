@@ -158,7 +158,7 @@ const command: Command = {
             };
           }
           io.stdout.write(JSON.stringify({ ...head, datasets: done, stopped: true }) + '\n');
-          return EXIT.failure;
+          return EXIT.interrupted;
         } finally {
           await connection.close();
         }
