@@ -315,7 +315,7 @@ describe('rejects without --rejects', () => {
     assert.deepEqual(JSON.parse(stdout).rejectedByReason, { invalid: 1, server: 1 });
     assert.equal(stdout.trimEnd().split('\n').length, 1);
     assert.match(stderr, /^lender flag: line 1 rejected \(server\): account nope not found for debtor CLI-9$/m);
-    assert.match(stderr, /^lender flag: line 2 rejected \(invalid\): Invalid status value\. Accepted values: 5, 6$/m);
+    assert.match(stderr, /^lender flag: line 2 rejected \(invalid\): Invalid status value\. Accepted values: 5, 6 \(or "disputed", "doNotContact"\)$/m);
   });
 
   it('past the first 20, says how many more there are', async () => {
