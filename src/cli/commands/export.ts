@@ -1,7 +1,8 @@
 // `lender export`: rows of one or more datasets as NDJSON on stdout (nothing else goes there),
 // progress on stderr.
 import { once } from 'node:events';
-import { datasetCodes, instantFlag, parseCommandArgs, progressFlag, readingFlags } from '../args.ts';
+import { parseCommandArgs, progressFlag } from '../args.ts';
+import { datasetCodes, instantFlag, readingFlags } from '../export-flags.ts';
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectWithFlags } from '../connection-flags.ts';
 import { exportPages, type ExportOptions } from '../../exports/export-stream.ts';

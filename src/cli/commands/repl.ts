@@ -1,11 +1,18 @@
 // `lender repl [--sandbox]`: an interactive shell, already logged in (repl/start.ts).
+// Its prompt comes before anything heavy loads: the session (client, sandbox) is imported and
+// connected behind it, and the lines typed meanwhile wait for it. Keep the imports here light.
 import { integerFlag, parseCommandArgs } from '../args.ts';
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionOptions } from '../connection-flags.ts';
 import { version } from '../../core/version.ts';
 import { MissingCredentialsError } from '../../core/errors.ts';
-import { openSession, type SessionOptions } from '../../session.ts';
+import type { LenderSession, SessionOptions } from '../../session.ts';
 import { DEFAULT_OPTIONS, DEFAULT_SEED } from '../../sandbox/options.ts';
+
+async function openSessionLazily(options: SessionOptions): Promise<LenderSession> {
+  const { openSession } = await import('../../session.ts');
+  return openSession(options);
+}
 
 // repl/ sits above src/: this command reaches it only through the lazy import in run(), so the
 // name is repeated here rather than imported (test/repl/units.test.ts checks the help uses it).
@@ -57,7 +64,9 @@ const command: Command = {
 
     // Against a real service, connect before the prompt so bad credentials end the command with
     // its exit code; the embedded sandbox connects behind the prompt, which comes up at once.
-    const session = openSession(options);
+    const session = openSessionLazily(options);
+    // The REPL reports a failed connection; until it listens, the failure is not unhandled.
+    session.catch(() => undefined);
     if (!values.sandbox) {
       try {
         await session;
