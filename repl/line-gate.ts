@@ -60,29 +60,27 @@ export class LineGate {
   }
 
   #pump(): void {
-    while (!this.#busy && !this.#closed) {
-      if (!this.#open) return;
-      const line = this.#queue.shift();
-      if (line === undefined) {
-        const ended = this.#ended;
-        this.#ended = undefined;
-        ended?.();
-        return;
-      }
-      const work: Promise<unknown>[] = [];
-      this.#work = work;
-      try {
-        this.#deliver(line);
-      } finally {
-        this.#work = undefined;
-      }
-      if (work.length > 0) {
-        this.#busy = true;
-        void Promise.allSettled(work).then(() => {
-          this.#busy = false;
-          this.#pump();
-        });
-      }
+    if (this.#busy || this.#closed || !this.#open) return;
+    const line = this.#queue.shift();
+    if (line === undefined) {
+      const ended = this.#ended;
+      this.#ended = undefined;
+      ended?.();
+      return;
     }
+    const work: Promise<unknown>[] = [];
+    this.#work = work;
+    try {
+      this.#deliver(line);
+    } finally {
+      this.#work = undefined;
+    }
+    // The next line only on a later turn: Node closes the REPL on `.exit` in a nextTick, and the
+    // lines after it must find it closed.
+    this.#busy = true;
+    void Promise.allSettled(work).then(() => setImmediate(() => {
+      this.#busy = false;
+      this.#pump();
+    }));
   }
 }

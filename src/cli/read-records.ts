@@ -3,6 +3,7 @@
 import { durationFlag, integerFlag, parseCommandArgs, progressFlag } from './args.ts';
 import { constants, createReadStream } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
+import { Readable, addAbortSignal } from 'node:stream';
 import type { ServiceApi } from '../core/api.ts';
 import { JsonSourceError } from '../accounts/sources/json.ts';
 import { readRecords, type ReadRecordsOptions } from '../accounts/sources/read-records.ts';
@@ -163,6 +164,9 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
     });
 
     const input = file === '-' ? io.stdin : createReadStream(file);
+    // Ctrl-C stops the reading too: stdin may stay open (a terminal, a pipe from a process that
+    // is not done), and the writer would otherwise wait for its next record.
+    if (input instanceof Readable) addAbortSignal(io.signal, input);
     let sourceError: SourceErrorReport | undefined;
     // A JSON syntax error ends the input, not the run: what was read before it is still sent.
     async function* records(): AsyncGenerator<SourceRecord | MalformedRecord> {
