@@ -10,7 +10,12 @@ import type { LenderSession, SessionOptions } from '../../session.ts';
 import { DEFAULT_OPTIONS, DEFAULT_SEED } from '../../sandbox/options.ts';
 
 async function openSessionLazily(options: SessionOptions): Promise<LenderSession> {
-  const { openSession } = await import('../../session.ts');
+  // The sandbox's modules load alongside the session's rather than after them (connect() imports
+  // it again, from the module cache).
+  const [{ openSession }] = await Promise.all([
+    import('../../session.ts'),
+    options.sandbox ? import('../../sandbox/index.ts') : undefined,
+  ]);
   return openSession(options);
 }
 
