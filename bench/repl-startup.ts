@@ -2,7 +2,11 @@
 // session being connected (embedded sandbox started, logged in, catalog read). Median of --runs
 // (default 5), one JSON line:
 //
-//   node --import tsx bench/repl-startup.ts [--runs N]
+//   node --import tsx bench/repl-startup.ts [--runs N] [--bin OTHER/bin/lender.mjs]
+//
+// With --bin (an export of another commit, say), both bins run alternately in the same run and
+// the line adds each one's medians and the ratios this checkout / the other: the machine's load
+// then weighs on both alike.
 //
 // The prompt comes up before the sandbox is ready on purpose (the session connects behind it);
 // both figures are reported so neither hides the other.
@@ -20,10 +24,10 @@ interface Run {
   connectedMs: number;
 }
 
-function once(home: string): Promise<Run> {
+function once(bin: string, home: string): Promise<Run> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [BIN, 'repl', '--sandbox'], {
+    const child = spawn(process.execPath, [bin, 'repl', '--sandbox'], {
       env: { ...process.env, HOME: home, LENDER_REPL_HISTORY: '' },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -60,21 +64,33 @@ function median(values: number[]): number {
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' } } });
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, bin: { type: 'string' } } });
 const runs = Number(values.runs);
+const bins = values.bin === undefined ? [BIN] : [BIN, values.bin];
 const home = mkdtempSync(join(tmpdir(), 'lender-repl-bench-'));
 try {
-  const results: Run[] = [];
-  for (let i = 0; i < runs; i += 1) results.push(await once(home));
+  const results = bins.map((): Run[] => []);
+  for (let i = 0; i < runs; i += 1) {
+    for (const [k, bin] of bins.entries()) results[k]!.push(await once(bin, home));
+  }
   const r = (n: number) => Math.round(n);
+  const figures = results.map((rs) => ({
+    promptMedianMs: r(median(rs.map((x) => x.promptMs))),
+    connectedMedianMs: r(median(rs.map((x) => x.connectedMs))),
+    promptMs: rs.map((x) => r(x.promptMs)),
+    connectedMs: rs.map((x) => r(x.connectedMs)),
+  }));
+  const [mine, other] = figures;
   process.stdout.write(`${JSON.stringify({
     bench: 'repl-startup',
     node: process.version,
     runs,
-    promptMedianMs: r(median(results.map((x) => x.promptMs))),
-    connectedMedianMs: r(median(results.map((x) => x.connectedMs))),
-    promptMs: results.map((x) => r(x.promptMs)),
-    connectedMs: results.map((x) => r(x.connectedMs)),
+    ...mine,
+    ...(other !== undefined && {
+      other: { bin: values.bin, ...other },
+      promptRatio: Number((mine!.promptMedianMs / other.promptMedianMs).toFixed(2)),
+      connectedRatio: Number((mine!.connectedMedianMs / other.connectedMedianMs).toFixed(2)),
+    }),
   })}\n`);
 } finally {
   rmSync(home, { recursive: true, force: true });

@@ -18,15 +18,17 @@ interface Io {
   debug: boolean;
   /** The history's filter: a line that holds a password or token. */
   isSecret: (line: string) => boolean;
+  /** Work the next line waits for. */
+  track: (work: Promise<unknown>) => void;
 }
 
 /** Runs an async command body, then shows the prompt again; errors become one line. */
 function asyncCommand(server: REPLServer, io: Io, body: () => Promise<string>): void {
   server.clearBufferedCommand();
-  body().then(
+  io.track(body().then(
     (text) => io.out(text),
     (error: unknown) => io.out(io.debug ? stackOf(error) : oneLine(error)),
-  ).finally(() => promptAgain(server));
+  ).finally(() => promptAgain(server)));
 }
 
 export function defineCommands(server: REPLServer, state: ReplState, io: Io): void {

@@ -1,7 +1,8 @@
 // The `lender repl`: Node's REPL with a session preloaded. The prompt comes up at once and the
-// session connects behind it (the embedded sandbox takes a second or so to start); helpers wait
-// for it, so `await rows('D07')` typed straight away simply runs once it is there.
-import { clearLine, cursorTo } from 'node:readline';
+// session connects behind it (the embedded sandbox takes a second or so to start); lines typed
+// meanwhile wait for it and then run in order, one after the other (line-gate.ts).
+import { createInterface, clearLine, cursorTo } from 'node:readline';
+import { PassThrough } from 'node:stream';
 import repl, { type REPLServer } from 'node:repl';
 import { inspect } from 'node:util';
 import type { LenderSession } from '../src/session/context.ts';
@@ -16,6 +17,7 @@ import { isInterrupt, oneLine, stackOf } from './errors.ts';
 import { attachHistory, historyPath, type PersistentHistory } from './history.ts';
 import { DATASET_CODES } from '../src/core/catalog.ts';
 import { promptAgain } from './prompt.ts';
+import { LineGate } from './line-gate.ts';
 
 export interface ReplOptions {
   /** The session, possibly still connecting. */
@@ -61,9 +63,13 @@ export function runRepl(opts: ReplOptions): Promise<number> {
   out(`lender-streams ${opts.version}: connecting to ${opts.connectingTo}…`);
   out(`Helpers: rows, pages, count, describe, sql, stream, push, flag, sync, table, chart, whoami (await them). .help lists the commands.`);
 
+  // Without a terminal the lines come from our own reader, through the gate; the REPL reads a
+  // stream of its own that ends only once every line has run, so the end of piped input never
+  // closes the session under a running call.
+  const replInput = terminal ? opts.input : new PassThrough();
   const server = repl.start({
     prompt: 'lender> ',
-    input: opts.input,
+    input: replInput,
     output: opts.output,
     terminal,
     useColors: terminal,
@@ -76,17 +82,18 @@ export function runRepl(opts: ReplOptions): Promise<number> {
   // ---- Ctrl-C: abort what the running evaluation started, stay in the REPL.
   const running = new Set<AbortController>();
   let current: AbortController | undefined;
-  const abortRunning = (): void => {
-    for (const c of running) c.abort(new Error('interrupted by Ctrl-C'));
+  const abortRunning = (reason: string): void => {
+    for (const c of running) c.abort(new Error(reason));
     running.clear();
   };
+  const onCtrlC = (): void => abortRunning('interrupted by Ctrl-C');
   // Prepended: Node's own listener settles the evaluation first, and we must see it running.
-  server.prependListener('SIGINT', abortRunning);
+  server.prependListener('SIGINT', onCtrlC);
   // Without a terminal, Ctrl-C arrives as a process signal; the CLI's own handler would end the
   // process on the second one, which is not what Ctrl-C means in a REPL.
   const previousSigint = terminal ? [] : process.listeners('SIGINT');
   const onProcessSigint = (): void => {
-    if (running.size > 0) abortRunning();
+    if (running.size > 0) onCtrlC();
     else out('(To exit, type .exit or press Ctrl-D)');
   };
   if (!terminal) {
@@ -95,9 +102,12 @@ export function runRepl(opts: ReplOptions): Promise<number> {
   }
 
   // ---- Evaluation: one-line errors, interrupt signal per evaluation.
+  const finished = new Map<AbortController, () => void>();
   const settle = (controller: AbortController): void => {
     running.delete(controller);
     if (current === controller) current = undefined;
+    finished.get(controller)?.();
+    finished.delete(controller);
   };
   const report = (err: unknown): void => {
     state.lastError = err;
@@ -124,6 +134,8 @@ export function runRepl(opts: ReplOptions): Promise<number> {
     const controller = new AbortController();
     running.add(controller);
     current = controller;
+    // The next line waits until this evaluation has settled.
+    gate.track(new Promise<void>((resolve) => finished.set(controller, resolve)));
     baseEval.call(server, code, context, file, (err, result) => {
       settle(controller);
       if (err === null || err === undefined || err instanceof repl.Recoverable) {
@@ -180,7 +192,7 @@ export function runRepl(opts: ReplOptions): Promise<number> {
   const codes = (): readonly string[] => state.session?.datasetCodes ?? DATASET_CODES;
   installCompleter(server, codes);
   const isSecret = (line: string): boolean => looksSensitive(line, state.session?.knownSecrets() ?? []);
-  defineCommands(server, state, { out, debug, isSecret });
+  defineCommands(server, state, { out, debug, isSecret, track: (work) => gate.track(work) });
 
   // ---- History.
   let history: PersistentHistory | undefined;
@@ -196,6 +208,17 @@ export function runRepl(opts: ReplOptions): Promise<number> {
     }
   }
 
+  // ---- Lines: one at a time, in order, from when the session is connected. Set up after the
+  // history, so a line reaches the history file once it runs, when the session's secrets are known.
+  const gate = new LineGate(server);
+  if (!terminal) {
+    const lines = createInterface({ input: opts.input, crlfDelay: Infinity, terminal: false });
+    lines.on('line', (line) => gate.push(line));
+    lines.once('close', () => gate.end(() => (replInput as PassThrough).end()));
+    // After .exit (or a failed connection) stdin is no longer read, so it keeps no process alive.
+    server.once('exit', () => lines.close());
+  }
+
   // ---- Connection.
   opts.session.then(
     (session) => {
@@ -205,6 +228,7 @@ export function runRepl(opts: ReplOptions): Promise<number> {
       announce(`Connected as ${id.lender} (${id.email}) ${id.sandbox ? 'to the embedded sandbox' : `to ${id.authUrl}`}; ` +
         `${session.catalog.available().length} datasets available. Try: await rows('D07', {limit: 3})`);
       promptAgain(server, true);
+      gate.open();
     },
     (error: unknown) => {
       state.connectError = error;
@@ -216,7 +240,8 @@ export function runRepl(opts: ReplOptions): Promise<number> {
 
   return new Promise<number>((resolve) => {
     server.on('exit', () => {
-      abortRunning();
+      // Only what outlives the REPL: lines never run into a close, they wait for each other.
+      abortRunning('the REPL closed');
       history?.close();
       if (!terminal) {
         process.off('SIGINT', onProcessSigint);

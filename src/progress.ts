@@ -1,10 +1,16 @@
 // Progress on stderr, one way for every command and the demo: a single line, redrawn in place on
-// a terminal; on a pipe or a file, a plain line at most every few seconds, or (the demo's bars)
-// only each finished line, so logs stay short.
+// a terminal; on a pipe or a file, a plain line each time the figures change and never the same
+// figures twice, or (the demo's bars) only each finished line.
 import type { WriterSummary } from './accounts/writer.ts';
 import type { ExportStream } from './exports/export-stream.ts';
 
 const CLEAR_TO_END = '\u001b[K';
+// The rate moves with the clock alone: a line that differs only there says nothing new.
+const RATE = /, \d+ (?:rows|records)\/s/g;
+
+function figuresOf(text: string): string {
+  return text.replace(RATE, '');
+}
 const BAR_WIDTH = 24;
 
 export interface ProgressFigures {
@@ -41,9 +47,9 @@ export function formatBar(label: string, fraction: number | null, detail: string
 }
 
 export interface ProgressLineOptions {
-  /** On a pipe or a file: a line at most every 2 s and each finished one ('throttled', the
-   * default), or only the finished ones ('final'). */
-  pipe?: 'throttled' | 'final';
+  /** On a pipe or a file: a line per change ('changes', the default), or only the finished
+   * lines ('final'). */
+  pipe?: 'changes' | 'final';
 }
 
 export class ProgressLine {
@@ -51,6 +57,8 @@ export class ProgressLine {
   readonly #tty: boolean;
   readonly #quietOnPipe: boolean;
   #last = 0;
+  /** On a pipe: the figures of the last line written, so none is written twice. */
+  #lastFigures: string | undefined;
   #parts: {
     code: string;
     started: number;
@@ -64,20 +72,35 @@ export class ProgressLine {
     this.#quietOnPipe = opts.pipe === 'final';
   }
 
-  /** Shows `text` unless a line was shown very recently (forced: always). */
+  /** Shows `text`: on a terminal unless it was redrawn very recently (forced: always), on a pipe
+   * when its figures changed. */
   update(text: string, force = false): void {
-    if (!this.#tty && this.#quietOnPipe) return;
+    if (!this.#tty) {
+      if (!this.#quietOnPipe) this.#pipeLine(text);
+      return;
+    }
     const now = Date.now();
     // A redraw per page or batch would cost more than the page on a fast local sandbox.
-    if (!force && now - this.#last < (this.#tty ? 100 : 2000)) return;
+    if (!force && now - this.#last < 100) return;
     this.#last = now;
-    this.#out.write(this.#tty ? `\r${text}${CLEAR_TO_END}` : `${text}\n`);
+    this.#out.write(`\r${text}${CLEAR_TO_END}`);
   }
 
-  /** The finished line, left behind. */
+  /** The finished line, left behind (on a pipe, unless the last line already said the same). */
   done(text: string): void {
+    if (!this.#tty) {
+      this.#pipeLine(text);
+      return;
+    }
     this.#last = Date.now();
-    this.#out.write(this.#tty ? `\r${text}${CLEAR_TO_END}\n` : `${text}\n`);
+    this.#out.write(`\r${text}${CLEAR_TO_END}\n`);
+  }
+
+  #pipeLine(text: string): void {
+    const figures = figuresOf(text);
+    if (figures === this.#lastFigures) return;
+    this.#lastFigures = figures;
+    this.#out.write(`${text}\n`);
   }
 
   /** A message of its own line, clearing the progress line first on a terminal. */

@@ -35,16 +35,30 @@ describe('ProgressLine', () => {
     assert.equal(out.text, '\rone\u001b[K\rtwo\u001b[K\rdone\u001b[K\n');
   });
 
-  it('on a pipe: a plain line at most every 2 s, and always the finished one', () => {
+  it('on a pipe: a plain line per change, at any pace, and the finished line unless it repeats the last', () => {
     const out = output(false);
     const line = new ProgressLine(out);
-    line.update('one');
-    mock.timers.tick(1_999);
-    line.update('skipped');
-    mock.timers.tick(1);
-    line.update('two');
-    line.done('done');
-    assert.equal(out.text, 'one\ntwo\ndone\n');
+    line.update('push: 1 read, 0 accepted, 0 rejected, 1 requests, 0 retries, 0 records/s');
+    line.update('push: 2 read, 1 accepted, 0 rejected, 1 requests, 0 retries, 10 records/s');
+    // The same figures again, at another rate (the clock moved): nothing new to say.
+    mock.timers.tick(5_000);
+    line.update('push: 2 read, 1 accepted, 0 rejected, 1 requests, 0 retries, 3 records/s');
+    line.done('push: 2 read, 1 accepted, 0 rejected, 1 requests, 0 retries, 2 records/s');
+    assert.equal(out.text, [
+      'push: 1 read, 0 accepted, 0 rejected, 1 requests, 0 retries, 0 records/s',
+      'push: 2 read, 1 accepted, 0 rejected, 1 requests, 0 retries, 10 records/s',
+      '',
+    ].join('\n'));
+  });
+
+  it('on a pipe: a finished line with new figures is written, and no line is ever written twice in a row', () => {
+    const out = output(false);
+    const line = new ProgressLine(out);
+    const texts = ['a: 1 rows, 1 pages, 5 rows/s', 'a: 1 rows, 1 pages, 6 rows/s', 'a: 2 rows, 2 pages, 6 rows/s', 'a: 2 rows, 2 pages, 6 rows/s'];
+    for (const t of texts) line.update(t);
+    line.done('a: 3 rows, 3 pages, 7 rows/s');
+    const lines = out.text.trimEnd().split('\n');
+    assert.deepEqual(lines, ['a: 1 rows, 1 pages, 5 rows/s', 'a: 2 rows, 2 pages, 6 rows/s', 'a: 3 rows, 3 pages, 7 rows/s']);
   });
 
   it("pipe: 'final' writes only finished lines on a pipe, and redraws as usual on a terminal", () => {

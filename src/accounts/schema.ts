@@ -20,15 +20,20 @@
 // be serialised safely; the zod schemas themselves have no such rule (zod cannot say it cheaply).
 import { z } from 'zod';
 import { isIsoAlpha3 } from './countries.ts';
-import { normalizeAccount, normalizeStatusUpdate } from './normalize.ts';
+import { ACCOUNT_OPERATIONS, FLAG_OPERATIONS, normalizeAccount, normalizeStatusUpdate } from './normalize.ts';
 import { isNestedDeeperThan, TOO_DEEP_MESSAGE } from './nesting.ts';
 import { isMoneyString, isServiceDate } from './schema-rules.ts';
 import { isWireAccount } from './wire-check.ts';
 
 export { MAX_MONEY_LENGTH, isMoneyString, isServiceDate } from './schema-rules.ts';
 
-export const ACCOUNT_STATUS_MESSAGE = 'Invalid status value. Accepted values: 1, 2, 3';
-export const FLAG_STATUS_MESSAGE = 'Invalid status value. Accepted values: 5, 6';
+// The service's sentence, plus the word forms this library also takes (normalize.ts):
+// 'Invalid status value. Accepted values: 5, 6 (or "disputed", "doNotContact")'.
+const statusMessage = (operations: Readonly<Record<string, number>>): string =>
+  `Invalid status value. Accepted values: ${Object.values(operations).join(', ')} ` +
+  `(or ${Object.keys(operations).map((name) => `"${name}"`).join(', ')})`;
+export const ACCOUNT_STATUS_MESSAGE = statusMessage(ACCOUNT_OPERATIONS);
+export const FLAG_STATUS_MESSAGE = statusMessage(FLAG_OPERATIONS);
 export const NOT_AN_OBJECT_MESSAGE = 'account must be an object';
 
 /** Messages that are whole sentences, not "<field> ..." tails. */

@@ -1,12 +1,12 @@
 // Argument parsing shared by every sub-command: node:util parseArgs in strict mode with its
-// errors as UsageError (exit 2), and the flag-value checks several commands need.
+// errors as UsageError (exit 2) in our own words, and the number and duration checks several
+// commands need. Light on purpose (no luxon, no client): `lender repl` parses its flags with it
+// before its prompt shows. The export commands' flags are in export-flags.ts.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { isDatasetCode, type DatasetCode } from '../core/catalog.ts';
 import { ConfigError } from '../core/errors.ts';
-import type { ExportOptions } from '../exports/export-stream.ts';
-import { resolveWindowing, toMillis, type WindowOption } from '../exports/windows.ts';
 import { parseDuration, parseInteger } from '../core/options.ts';
 import { UsageError } from './command.ts';
+import { closestFlag } from './closest-flag.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Parsed<O extends Options, P extends boolean> =
@@ -16,11 +16,55 @@ type Parsed<O extends Options, P extends boolean> =
 export function parseCommandArgs<const O extends Options, const P extends boolean = false>(
   argv: string[], options: O, allowPositionals?: P,
 ): Parsed<O, P> {
+  const unknown = firstUnknownFlag(argv, options);
+  if (unknown !== undefined) throw unknownFlagError(unknown, options);
   try {
     return parseArgs({ args: argv, options, strict: true, allowPositionals: (allowPositionals ?? false) as P });
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(parseErrorText(error as Error & { code?: string }));
   }
+}
+
+/** The first flag the command does not know, as typed (`--sinse`, `-x`), never with its value. */
+function firstUnknownFlag(argv: string[], options: Options): string | undefined {
+  const { tokens } = parseArgs({ args: argv, options, strict: false, allowPositionals: true, tokens: true });
+  for (const token of tokens) {
+    if (token.kind === 'option-terminator') return undefined;
+    if (token.kind === 'option' && !Object.hasOwn(options, token.name)) return token.rawName;
+  }
+  return undefined;
+}
+
+// The password is never a flag value: a flag would leave it in shell history and `ps` output.
+const PASSWORD_FLAGS = new Set(['--password', '--pass', '--passwd', '--pw']);
+
+function unknownFlagError(flag: string, options: Options): UsageError {
+  if (PASSWORD_FLAGS.has(flag) && Object.hasOwn(options, 'password-file')) {
+    return new UsageError(
+      `there is no ${flag} flag, so a password never lands in shell history or the process list: ` +
+        'put it in a file and pass --password-file FILE, or set LENDER_PASSWORD',
+      { pointToHelp: false },
+    );
+  }
+  const known = Object.keys(options).map((name) => `--${name}`);
+  const suggestion = flag.startsWith('--') ? closestFlag(flag, known) : undefined;
+  if (suggestion !== undefined) return new UsageError(`unknown option ${flag}; did you mean ${suggestion}?`, { pointToHelp: false });
+  return new UsageError(`unknown option ${flag}`);
+}
+
+/** Node's parseArgs messages, in the words of the other usage errors. */
+function parseErrorText(error: Error & { code?: string }): string {
+  const message = error.message;
+  let m: RegExpExecArray | null;
+  if ((m = /^Option '(-\S+)(?: <value>)?' argument missing/.exec(message)) !== null) return `${m[1]} needs a value`;
+  if ((m = /^Option '(-\S+)(?: <value>)?' argument is ambiguous/.exec(message)) !== null) {
+    return `${m[1]} needs a value (for a value that starts with '-', write ${m[1]}=VALUE)`;
+  }
+  if ((m = /^Option '(-\S+)' does not take an argument/.exec(message)) !== null) return `${m[1]} takes no value`;
+  if ((m = /^Unexpected argument '(.*)'\. This command does not take positional arguments/s.exec(message)) !== null) {
+    return `unexpected argument '${m[1]}': this command takes only options`;
+  }
+  return message;
 }
 
 /** The options module's check of a flag's value, refused as a usage error (exit 2). */
@@ -61,44 +105,4 @@ export function numberFlag(value: string | undefined, flag: string): number | un
 /** Whether to show progress on stderr: with --progress, or whenever stderr is a terminal. */
 export function progressFlag(value: boolean | undefined, stderr: NodeJS.WritableStream): boolean {
   return value === true || (stderr as { isTTY?: boolean }).isTTY === true;
-}
-
-function windowFlag(value: string | undefined): WindowOption | undefined {
-  if (value === undefined) return undefined;
-  try {
-    resolveWindowing(value, 'via');
-  } catch {
-    throw new UsageError(`--window must be auto, none, month, week, day or an ISO duration such as P10D, not '${value}'`);
-  }
-  return value;
-}
-
-/** --window, --limit and --concurrency of the export commands, as the export options given. */
-export function readingFlags(values: { window?: string; limit?: string; concurrency?: string }): Pick<ExportOptions, 'window' | 'limit' | 'concurrency'> {
-  const window = windowFlag(values.window);
-  const limit = integerFlag(values.limit, '--limit', { max: 1000 });
-  const concurrency = integerFlag(values.concurrency, '--concurrency', { max: 32 });
-  return {
-    ...(window !== undefined && { window }),
-    ...(limit !== undefined && { limit }),
-    ...(concurrency !== undefined && { concurrency }),
-  };
-}
-
-export function instantFlag(value: string | undefined, flag: string): string | undefined {
-  if (value === undefined) return undefined;
-  try {
-    toMillis(value);
-  } catch {
-    throw new UsageError(`${flag} must be an ISO-8601 timestamp such as 2026-01-01T00:00:00Z, not '${value}'`);
-  }
-  return value;
-}
-
-export function datasetCodes(values: readonly string[], flag = 'dataset'): DatasetCode[] {
-  return values.map((v) => {
-    const code = v.trim().toUpperCase();
-    if (!isDatasetCode(code)) throw new UsageError(`unknown ${flag} '${v}'; codes run D01 to D26 (see 'lender catalog')`);
-    return code;
-  });
 }

@@ -2,11 +2,12 @@
 // environment, else the credentials file; or --sandbox for an embedded sandbox. The password is
 // never a flag value, so it stays out of shell history and `ps` output: it comes from
 // LENDER_PASSWORD, the credentials file, or a file named by --password-file.
+// The client loads only when a command connects: `lender repl` shows its prompt first.
 import { readFile } from 'node:fs/promises';
 import type { ClientOptions } from '../client/client.ts';
-import { credentialsFilePath, type ConnectionOptions } from '../client/config.ts';
+import type { ConnectionOptions } from '../client/config.ts';
 import { ConfigError, MissingCredentialsError } from '../core/errors.ts';
-import { connect, type Connection } from '../connect.ts';
+import type { Connection } from '../connect.ts';
 import { DEFAULT_SEED } from '../prng.ts';
 import { UsageError, type CommandIo } from './command.ts';
 
@@ -54,11 +55,13 @@ export async function connectWithFlags(flags: ConnectionFlags, io: CommandIo, cl
     if (given.length > 0) throw new UsageError(`--sandbox cannot be combined with ${given.map((k) => `--${k}`).join(', ')}`);
   }
   const where = flags.sandbox ? { sandbox: true } : await connectionOptions(flags);
+  const { connect } = await import('../connect.ts');
   let connection: Connection;
   try {
     connection = await connect({ ...where, env: io.env, client: clientOptions, signal: io.signal });
   } catch (error) {
     if (error instanceof MissingCredentialsError) {
+      const { credentialsFilePath } = await import('../client/config.ts');
       throw new UsageError(
         `no credentials: pass --auth-url, --lender, --email and --password-file (or set ${error.missing.join(', ')}, ` +
           `or write ${credentialsFilePath(io.env)}), or use --sandbox for an embedded sandbox`,

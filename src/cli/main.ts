@@ -1,8 +1,8 @@
 // Entry point of the `lender` command: finds the sub-command, runs it, maps errors to exit codes.
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EXIT, UsageError, type Command, type CommandIo } from './command.ts';
-import { LenderError } from '../core/errors.ts';
+import { CommandFailure, EXIT, EXIT_CODES_HELP, UsageError, type Command, type CommandIo } from './command.ts';
+import { ConfigError, LenderError } from '../core/errors.ts';
 import { redactText } from '../core/redact.ts';
 import { version } from '../core/version.ts';
 
@@ -34,6 +34,8 @@ function mainHelp(): string {
     'or --sandbox to use an embedded sandbox.',
     '',
     'Run `lender <command> --help` for the options of a command. `lender --version` prints the version.',
+    '',
+    EXIT_CODES_HELP,
   ].join('\n');
 }
 
@@ -64,15 +66,22 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     return await command.run(rest, io);
   } catch (error) {
     if (error instanceof UsageError) {
-      io.stderr.write(`lender ${name}: ${safe(error.message)}\nRun 'lender ${name} --help' for usage.\n`);
+      const pointer = error.pointToHelp ? `\nRun 'lender ${name} --help' for usage.` : '';
+      io.stderr.write(`lender ${name}: ${safe(error.message)}${pointer}\n`);
       return EXIT.usage;
     }
-    if (error instanceof LenderError) {
-      io.stderr.write(`lender ${name}: ${safe(error.message)}\n`);
-      return EXIT.failure;
-    }
+    // Whatever a stop interrupted (a request, a login) failed because of the stop: say that.
     if (io.signal.aborted) {
       io.stderr.write(`lender ${name}: stopped.\n`);
+      return EXIT.interrupted;
+    }
+    // An http:// URL, missing credentials, an unreadable password or CA file: fixed by the user.
+    if (error instanceof ConfigError) {
+      io.stderr.write(`lender ${name}: ${safe(error.message)}\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof LenderError || error instanceof CommandFailure) {
+      io.stderr.write(`lender ${name}: ${safe(error.message)}\n`);
       return EXIT.failure;
     }
     const message = error instanceof Error ? error.message : String(error);
@@ -85,10 +94,10 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
 function processIo(): CommandIo {
   const controller = new AbortController();
   let signals = 0;
-  const onSignal = (sig: NodeJS.Signals) => {
+  const onSignal = (sig: NodeJS.Signals): void => {
     signals += 1;
     // A second Ctrl-C means "now": do not wait for cleanup.
-    if (signals > 1) process.exit(sig === 'SIGINT' ? 130 : 143);
+    if (signals > 1) process.exit(EXIT.interrupted);
     controller.abort(new Error(`received ${sig}`));
   };
   process.on('SIGINT', onSignal);

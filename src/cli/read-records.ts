@@ -3,6 +3,7 @@
 import { durationFlag, integerFlag, parseCommandArgs, progressFlag } from './args.ts';
 import { constants, createReadStream } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
+import { Readable, addAbortSignal } from 'node:stream';
 import type { ServiceApi } from '../core/api.ts';
 import { JsonSourceError } from '../accounts/sources/json.ts';
 import { readRecords, type ReadRecordsOptions } from '../accounts/sources/read-records.ts';
@@ -11,7 +12,7 @@ import { writeAll } from '../accounts/write-all.ts';
 import type { RecordWriter, RecordWriterOptions, RejectEvent, WriterSummary } from '../accounts/writer.ts';
 import { describeAnomaly, type AnomalyEvent } from '../accounts/anomaly.ts';
 import { DEFAULT_DELIVERY_TIMEOUT_MS } from '../accounts/delivery-deadline.ts';
-import { EXIT, UsageError, type CommandIo } from './command.ts';
+import { CommandFailure, EXIT, UsageError, type CommandIo } from './command.ts';
 import { CONNECTION_OPTIONS, connectWithFlags } from './connection-flags.ts';
 import { connectWithin } from './connect-within.ts';
 import { ProgressLine, formatWriterProgress } from '../progress.ts';
@@ -63,7 +64,7 @@ byte that is not UTF-8 cannot be read past, so the records before it are sent, t
 reported with its line and column, and nothing after it is read (exit 1).
 
 Exit codes: 0 every record accepted; 3 finished, some records rejected; 1 runtime failure
-(network, auth, server, unreadable input); 2 usage error.`;
+(network, login, server, unreadable input); 2 usage or configuration mistake; 130 interrupted.`;
 
 const OPTIONS = {
   ...CONNECTION_OPTIONS,
@@ -77,13 +78,15 @@ const OPTIONS = {
   progress: { type: 'boolean' },
 } as const;
 
+/** Checked before connecting, so a missing file costs no login. A runtime failure (exit 1): the
+ * command line is fine, the file is not there or not readable. */
 async function checkReadable(path: string): Promise<void> {
   try {
     await access(path, constants.R_OK);
-    if ((await stat(path)).isDirectory()) throw new UsageError(`${path} is a directory, not a file of records`);
+    if ((await stat(path)).isDirectory()) throw new CommandFailure(`${path} is a directory, not a file of records`);
   } catch (error) {
-    if (error instanceof UsageError) throw error;
-    throw new UsageError(`cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    if (error instanceof CommandFailure) throw error;
+    throw new CommandFailure(`cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
 }
 
@@ -161,6 +164,9 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
     });
 
     const input = file === '-' ? io.stdin : createReadStream(file);
+    // Ctrl-C stops the reading too: stdin may stay open (a terminal, a pipe from a process that
+    // is not done), and the writer would otherwise wait for its next record.
+    if (input instanceof Readable) addAbortSignal(io.signal, input);
     let sourceError: SourceErrorReport | undefined;
     // A JSON syntax error ends the input, not the run: what was read before it is still sent.
     async function* records(): AsyncGenerator<SourceRecord | MalformedRecord> {
@@ -189,7 +195,8 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
     if (unshown > 0) io.stderr.write(`lender ${spec.name}: ${unshown} more rejected records not shown; --rejects FILE keeps them all.\n`);
     if (unshownAnomalies > 0) io.stderr.write(`lender ${spec.name}: warning: ${unshownAnomalies} more requests refused naming an account not in them.\n`);
     if (sourceError !== undefined) io.stderr.write(`lender ${spec.name}: ${(sourceError as SourceErrorReport).message}\n`);
-    if (stopped || sourceError !== undefined) return EXIT.failure;
+    if (stopped) return EXIT.interrupted;
+    if (sourceError !== undefined) return EXIT.failure;
     return summary.rejected > 0 ? EXIT.rejected : EXIT.ok;
   } finally {
     await connection.close();

@@ -315,7 +315,7 @@ describe('rejects without --rejects', () => {
     assert.deepEqual(JSON.parse(stdout).rejectedByReason, { invalid: 1, server: 1 });
     assert.equal(stdout.trimEnd().split('\n').length, 1);
     assert.match(stderr, /^lender flag: line 1 rejected \(server\): account nope not found for debtor CLI-9$/m);
-    assert.match(stderr, /^lender flag: line 2 rejected \(invalid\): Invalid status value\. Accepted values: 5, 6$/m);
+    assert.match(stderr, /^lender flag: line 2 rejected \(invalid\): Invalid status value\. Accepted values: 5, 6 \(or "disputed", "doNotContact"\)$/m);
   });
 
   it('past the first 20, says how many more there are', async () => {
@@ -339,12 +339,23 @@ describe('usage', () => {
       ['flag', '--delivery-timeout', '2 minutes'],
       ['push', '--delivery-timeout', '1.5d'],
       ['push', 'a.ndjson', 'b.ndjson'],
-      ['push', join(dir, 'missing.ndjson')],
       ['flag', '--strict'],
     ]) {
       const { code, stderr } = await run(argv);
       assert.equal(code, 2, argv.join(' '));
       assert.match(stderr, /--help/);
+    }
+  });
+
+  it('an input file that cannot be read is a runtime failure (exit 1), found before logging in', async () => {
+    for (const [argv, said] of [
+      [['push', join(dir, 'missing.ndjson'), '--sandbox'], /^lender push: cannot read .*missing\.ndjson \(ENOENT\)\n$/],
+      [['flag', dir, '--sandbox'], /^lender flag: .* is a directory, not a file of records\n$/],
+    ] as const) {
+      const { code, stdout, stderr } = await run([...argv]);
+      assert.equal(code, 1, argv.join(' '));
+      assert.equal(stdout, '');
+      assert.match(stderr, said);
     }
   });
 
@@ -362,7 +373,7 @@ describe('usage', () => {
       const options = ['--format', '--batch-size', '--concurrency', '--delivery-timeout', '--max-attempts', '--rejects', '--progress', '--sandbox', '--auth-url'];
       for (const option of options) assert.ok(stdout.includes(option), `${name} --help mentions ${option}`);
       assert.equal(stdout.includes('--strict'), name === 'push');
-      assert.match(stdout, /Exit codes: 0 .*; 3 .*; 1 /s);
+      assert.match(stdout, /Exit codes: 0 .*; 3 .*; 1 .*; 2 .*; 130 interrupted/s);
     }
   });
 });

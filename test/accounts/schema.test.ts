@@ -78,7 +78,7 @@ describe('account schema', () => {
 
   it('checks enums, status, loanType and additionalData', () => {
     assert.deepEqual(errorsOf({ ...valid, status: 4, language: 'fr', gender: 'x', loanType: 9, additionalData: [1] }), [
-      'Invalid status value. Accepted values: 1, 2, 3',
+      'Invalid status value. Accepted values: 1, 2, 3 (or "create", "update", "withdraw")',
       'language must be one of en, ar',
       'gender must be one of male, female',
       'additionalData must be an object',
@@ -139,7 +139,7 @@ describe('normalisation of friendly input', () => {
     assert.deepEqual(result.ok && result.value, { ...valid, status: 3, principal: '70', loanType: 3, dateDue: '31/01/2026' });
     assert.deepEqual(input, copy);
     assert.deepEqual(normalizeAccount({ status: 'remove' }), { status: 'remove' });
-    assert.deepEqual(errorsOf({ ...valid, status: 'remove' }), ['Invalid status value. Accepted values: 1, 2, 3']);
+    assert.deepEqual(errorsOf({ ...valid, status: 'remove' }), ['Invalid status value. Accepted values: 1, 2, 3 (or "create", "update", "withdraw")']);
   });
 });
 
@@ -154,7 +154,7 @@ describe('status update schema', () => {
   it('refuses anything else with the service messages', () => {
     const result = validateStatusUpdate({ status: 1, accountId: ' ' });
     assert.deepEqual(!result.ok && result.errors, [
-      'Invalid status value. Accepted values: 5, 6',
+      'Invalid status value. Accepted values: 5, 6 (or "disputed", "doNotContact")',
       'debtorCompanyId is required',
       'accountId is required',
     ]);

@@ -388,7 +388,7 @@ describe('retries, abort and flags', () => {
       null,
     ]);
     assert.deepEqual(result.rejects.map((r) => [r.element, r.reason, r.errors]), [
-      [2, 'invalid', ['Invalid status value. Accepted values: 5, 6']],
+      [2, 'invalid', ['Invalid status value. Accepted values: 5, 6 (or "disputed", "doNotContact")']],
       [3, 'malformed', ['account must be an object']],
       [1, 'server', ['account missing not found for debtor C']],
     ]);

@@ -87,9 +87,9 @@ describe('lender catalog', () => {
     assert.equal(result.stdout, '');
   });
 
-  it('an http:// URL is refused with exit 1 and the reason', async () => {
+  it('an http:// URL is a configuration mistake: exit 2 and the reason', async () => {
     const result = await run(['catalog'], { ...env, LENDER_AUTH_URL: t.sandbox.authUrl.replace('https:', 'http:') });
-    assert.equal(result.code, 1);
+    assert.equal(result.code, 2);
     assert.match(result.stderr, /requires HTTPS/);
   });
 

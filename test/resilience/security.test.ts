@@ -134,7 +134,7 @@ describe('security', () => {
           const io = memoryIo(isolatedEnv({ LENDER_AUTH_URL: url, LENDER_SUBDOMAIN: 'demo', LENDER_EMAIL: 'a@b.c', LENDER_PASSWORD: creds.password }));
           const code = await main(args, io);
           scan.capture(`${args[0]} http stderr`, io.err());
-          assert.ok(code === 1 || code === 2, `${args[0]}: exit ${code}`);
+          assert.equal(code, 2, `${args[0]}: a configuration mistake, exit ${code}`);
           assert.match(io.err(), /https/i, `${args[0]}: the message says why: ${io.err()}`);
         }
         assert.equal(counter.connections(), 0, 'a connection reached the plain-HTTP port');

@@ -33,7 +33,8 @@ Options:
   --out DIR      folder of the database and the rejects (default ./out)
   --records N    records in the sample portfolio, 20 or more (default ${DEFAULT_PORTFOLIO_SIZE})
 
-Exit codes: 0 done (rejected sample records are expected), 1 failure, 2 usage error.
+Exit codes: 0 done (rejected sample records are expected), 1 failure, 2 usage error,
+130 interrupted.
 `;
 
 const command: Command = {

@@ -1,10 +1,12 @@
 // `lender export`: rows of one or more datasets as NDJSON on stdout (nothing else goes there),
 // progress on stderr.
 import { once } from 'node:events';
-import { datasetCodes, instantFlag, parseCommandArgs, progressFlag, readingFlags } from '../args.ts';
+import { parseCommandArgs, progressFlag } from '../args.ts';
+import { datasetCodes, instantFlag, readingFlags } from '../export-flags.ts';
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectWithFlags } from '../connection-flags.ts';
 import { exportPages, type ExportOptions } from '../../exports/export-stream.ts';
+import { toMillis } from '../../exports/windows.ts';
 import { ndjsonText } from '../../exports/ndjson.ts';
 import { ProgressLine } from '../../progress.ts';
 import { fileState } from '../../exports/state.ts';
@@ -60,6 +62,10 @@ const command: Command = {
     if (sort !== undefined && sort !== 'asc' && sort !== 'desc') throw new UsageError(`--sort must be asc or desc, not '${sort}'`);
     const since = instantFlag(values.since, '--since');
     const until = instantFlag(values.until, '--until');
+    // An empty range is a mistake in the command, not an export of nothing.
+    if (since !== undefined && until !== undefined && toMillis(since) >= toMillis(until)) {
+      throw new UsageError(`--since ${since} must be before --until ${until}`);
+    }
     const reading = readingFlags(values);
     const showProgress = progressFlag(values.progress, io.stderr);
     const state = values.state === undefined ? undefined : fileState(values.state);
@@ -111,7 +117,7 @@ const command: Command = {
       if (pipeClosed) return EXIT.ok;
       if (io.signal.aborted) {
         io.stderr.write('lender export: stopped.\n');
-        return EXIT.failure;
+        return EXIT.interrupted;
       }
       return EXIT.ok;
     } finally {

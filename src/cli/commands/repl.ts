@@ -1,11 +1,23 @@
 // `lender repl [--sandbox]`: an interactive shell, already logged in (repl/start.ts).
+// Its prompt comes before anything heavy loads: the session (client, sandbox) is imported and
+// connected behind it, and the lines typed meanwhile wait for it. Keep the imports here light.
 import { integerFlag, parseCommandArgs } from '../args.ts';
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionOptions } from '../connection-flags.ts';
 import { version } from '../../core/version.ts';
 import { MissingCredentialsError } from '../../core/errors.ts';
-import { openSession, type SessionOptions } from '../../session.ts';
+import type { LenderSession, SessionOptions } from '../../session.ts';
 import { DEFAULT_OPTIONS, DEFAULT_SEED } from '../../sandbox/options.ts';
+
+async function openSessionLazily(options: SessionOptions): Promise<LenderSession> {
+  // The sandbox's modules load alongside the session's rather than after them (connect() imports
+  // it again, from the module cache).
+  const [{ openSession }] = await Promise.all([
+    import('../../session.ts'),
+    options.sandbox ? import('../../sandbox/index.ts') : undefined,
+  ]);
+  return openSession(options);
+}
 
 // repl/ sits above src/: this command reaches it only through the lazy import in run(), so the
 // name is repeated here rather than imported (test/repl/units.test.ts checks the help uses it).
@@ -57,7 +69,9 @@ const command: Command = {
 
     // Against a real service, connect before the prompt so bad credentials end the command with
     // its exit code; the embedded sandbox connects behind the prompt, which comes up at once.
-    const session = openSession(options);
+    const session = openSessionLazily(options);
+    // The REPL reports a failed connection; until it listens, the failure is not unhandled.
+    session.catch(() => undefined);
     if (!values.sandbox) {
       try {
         await session;

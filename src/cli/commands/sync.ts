@@ -4,7 +4,8 @@
 import { join, resolve } from 'node:path';
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectWithFlags } from '../connection-flags.ts';
-import { datasetCodes, durationFlag, parseCommandArgs, progressFlag, readingFlags } from '../args.ts';
+import { durationFlag, parseCommandArgs, progressFlag } from '../args.ts';
+import { datasetCodes, readingFlags } from '../export-flags.ts';
 import { ProgressLine } from '../../progress.ts';
 import { ConfigError } from '../../core/errors.ts';
 import { fileState, type FileStateStore } from '../../exports/state.ts';
@@ -158,7 +159,7 @@ const command: Command = {
             };
           }
           io.stdout.write(JSON.stringify({ ...head, datasets: done, stopped: true }) + '\n');
-          return EXIT.failure;
+          return EXIT.interrupted;
         } finally {
           await connection.close();
         }

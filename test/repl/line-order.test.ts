@@ -1,0 +1,173 @@
+// Lines run one at a time, in the order they came, and only once the session is connected: with
+// piped input (`printf … | lender repl`), `.exit` and the end of the input wait for the calls
+// before them; the prompt shows while the session is still connecting.
+import { strict as assert } from 'node:assert';
+import { EventEmitter } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { REPLServer } from 'node:repl';
+import { PassThrough } from 'node:stream';
+import { after, describe, it } from 'node:test';
+import { LineGate } from '../../repl/line-gate.ts';
+import { runRepl } from '../../repl/start.ts';
+import { openSession } from '../../src/session.ts';
+import type { LenderSession } from '../../src/session/context.ts';
+import { Driver } from './driver.ts';
+
+const ROOT = resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', '..');
+const BIN = join(ROOT, 'bin', 'lender.mjs');
+
+const homes: string[] = [];
+after(() => {
+  for (const h of homes) rmSync(h, { recursive: true, force: true });
+});
+
+function pipedRepl(): Driver {
+  const home = mkdtempSync(join(tmpdir(), 'lender-repl-order-'));
+  homes.push(home);
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, LENDER_REPL_HISTORY: '' };
+  for (const k of ['LENDER_AUTH_URL', 'LENDER_SUBDOMAIN', 'LENDER_EMAIL', 'LENDER_PASSWORD', 'LENDER_DEBUG']) delete env[k];
+  return new Driver(process.execPath, [BIN, 'repl', '--sandbox'], env, home);
+}
+
+/** The positions of `needles` in `text`, each searched after the one before; -1 when missing. */
+function positions(text: string, needles: (string | RegExp)[]): number[] {
+  let from = 0;
+  return needles.map((needle) => {
+    const rest = text.slice(from);
+    const m = typeof needle === 'string' ? rest.indexOf(needle) : rest.search(needle);
+    if (m < 0) return -1;
+    from += m + 1;
+    return from - 1;
+  });
+}
+
+describe('lender repl with piped input (the whole script written at once, then stdin closed)', () => {
+  it('runs the lines in order, each after the one before has finished, and .exit waits for them', async () => {
+    const d = pipedRepl();
+    try {
+      // A slow first line (the session is not even connected yet) before quick ones.
+      d.write([
+        `await count('D23')`,
+        `'second'`,
+        `await new Promise((r) => setTimeout(r, 200)); 'third'`,
+        `'fourth'`,
+        `await count('D07')`,
+        '.exit',
+        `'after exit'`,
+        '',
+      ].join('\n'));
+      d.endInput();
+      assert.equal(await d.exited(), 0, d.output);
+      const out = d.output;
+      const at = positions(out, ['Connected as demo', 'D23: 1,000 rows', `'second'`, `'third'`, `'fourth'`, 'D07: 1,000 rows']);
+      assert.ok(at.every((p) => p >= 0), `every result, in order:\n${out}`);
+      assert.doesNotMatch(out, /Interrupted|interrupted|closed|after exit/, out);
+    } finally {
+      d.kill();
+    }
+  });
+
+  it('the end of the input waits for the running call, which finishes', async () => {
+    const d = pipedRepl();
+    try {
+      d.write(`await rows('D07', {limit: 2})\n1 + 1`);
+      d.endInput();
+      assert.equal(await d.exited(), 0, d.output);
+      const at = positions(d.output, ['Connected as demo', '2 rows of D07', /\n?lender> 2\n/]);
+      assert.ok(at.every((p) => p >= 0), d.output);
+      assert.doesNotMatch(d.output, /Interrupted|interrupted/);
+    } finally {
+      d.kill();
+    }
+  });
+});
+
+describe('runRepl while the session connects', () => {
+  it('shows the prompt before the session is there; lines typed meanwhile run once it is, in order', async () => {
+    let connect!: (s: LenderSession) => void;
+    const session = new Promise<LenderSession>((resolveSession) => (connect = resolveSession));
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let text = '';
+    output.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+    const seen = (pattern: RegExp): Promise<void> => new Promise((resolveSeen) => {
+      const check = (): void => {
+        if (!pattern.test(text)) return;
+        output.off('data', check);
+        resolveSeen();
+      };
+      output.on('data', check);
+      check();
+    });
+    const done = runRepl({ session, connectingTo: 'a test sandbox', input, output, terminal: false, env: {}, historyFile: undefined, version: 'test' });
+    await seen(/lender> /);
+    assert.doesNotMatch(text, /Connected/);
+    input.write(`6 * 7\n.whoami\nawait count('D07')\n`);
+    // The lines have been read; none of them may run before the session is there.
+    await new Promise((r) => setImmediate(r));
+    assert.doesNotMatch(text, /42|demo|1,000/, text);
+    const real = await openSession({ sandbox: true, env: {} });
+    connect(real);
+    await seen(/D07: 1,000 rows/);
+    const at = positions(text, ['Connected as demo', '42', `lender: 'demo'`, 'D07: 1,000 rows']);
+    assert.ok(at.every((p) => p >= 0), text);
+    input.end();
+    assert.equal(await done, 0);
+  });
+});
+
+describe('LineGate', () => {
+  /** Enough of a REPLServer: the 'line' listeners the gate takes over, and 'exit'. */
+  function fakeServer(): { server: REPLServer; ran: string[]; finishers: Map<string, () => void>; gate: LineGate } {
+    const server = new EventEmitter() as unknown as REPLServer;
+    const ran: string[] = [];
+    const finishers = new Map<string, () => void>();
+    let gate!: LineGate;
+    server.on('line', (line: string) => {
+      ran.push(line);
+      // A line named 'slow…' starts work that finishes when the test says so.
+      if (line.startsWith('slow')) gate.track(new Promise<void>((r) => finishers.set(line, r)));
+    });
+    gate = new LineGate(server);
+    return { server, ran, finishers, gate };
+  }
+
+  /** Lets the gate take its next turns (a line runs at most once per turn). */
+  const turns = async (n = 5): Promise<void> => {
+    for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+  };
+
+  it('holds lines until opened, then runs each once the work of the one before has finished', async () => {
+    const { server, ran, finishers, gate } = fakeServer();
+    for (const line of ['a', 'slow1', 'b', 'slow2', 'c']) server.emit('line', line);
+    await turns();
+    assert.deepEqual(ran, []);
+    gate.open();
+    await turns();
+    assert.deepEqual(ran, ['a', 'slow1'], 'b waits for slow1');
+    finishers.get('slow1')!();
+    await turns();
+    assert.deepEqual(ran, ['a', 'slow1', 'b', 'slow2']);
+    let ended = false;
+    gate.end(() => (ended = true));
+    await turns();
+    assert.equal(ended, false, 'the end waits for the running line');
+    finishers.get('slow2')!();
+    await turns();
+    assert.deepEqual(ran, ['a', 'slow1', 'b', 'slow2', 'c']);
+    assert.equal(ended, true);
+  });
+
+  it('runs nothing more once the REPL has exited, not even what was queued', async () => {
+    const { server, ran, gate } = fakeServer();
+    server.emit('line', 'a');
+    gate.open();
+    server.emit('line', 'b');
+    server.emit('line', 'c');
+    server.emit('exit');
+    await turns();
+    assert.deepEqual(ran, ['a']);
+  });
+});
