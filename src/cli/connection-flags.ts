@@ -48,31 +48,53 @@ export async function connectionOptions(flags: ConnectionFlags): Promise<Connect
   return { authUrl: flags['auth-url'], lender: flags.lender, email: flags.email, password, caFile: flags['ca-file'] };
 }
 
+/**
+ * Checks the connection settings without connecting: --sandbox alone, credentials complete, the
+ * URL https, the files readable. A command that creates something before it connects (sync opens
+ * its database first, to hold it) calls this first, so bad settings create nothing.
+ */
+export async function checkConnectionFlags(flags: ConnectionFlags, io: CommandIo): Promise<void> {
+  checkSandboxAlone(flags);
+  if (flags.sandbox) return;
+  const { resolveConfig } = await import('../client/config.ts');
+  try {
+    await resolveConfig(await connectionOptions(flags), io.env);
+  } catch (error) {
+    throw await usageErrorOf(error, io);
+  }
+}
+
 /** connect() as the client commands do it: from the flags, a missing credential a usage error. */
 export async function connectWithFlags(flags: ConnectionFlags, io: CommandIo, clientOptions: ClientOptions = {}): Promise<Connection> {
-  if (flags.sandbox) {
-    const given = (['auth-url', 'lender', 'email', 'password-file', 'ca-file'] as const).filter((k) => flags[k] !== undefined);
-    if (given.length > 0) throw new UsageError(`--sandbox cannot be combined with ${given.map((k) => `--${k}`).join(', ')}`);
-  }
+  checkSandboxAlone(flags);
   const where = flags.sandbox ? { sandbox: true } : await connectionOptions(flags);
   const { connect } = await import('../connect.ts');
   let connection: Connection;
   try {
     connection = await connect({ ...where, env: io.env, client: clientOptions, signal: io.signal });
   } catch (error) {
-    if (error instanceof MissingCredentialsError) {
-      const { credentialsFilePath } = await import('../client/config.ts');
-      throw new UsageError(
-        `no credentials: pass --auth-url, --lender, --email and --password-file (or set ${error.missing.join(', ')}, ` +
-          `or write ${credentialsFilePath(io.env)}), or use --sandbox for an embedded sandbox`,
-      );
-    }
-    throw error;
+    throw await usageErrorOf(error, io);
   }
   if (connection.sandbox !== undefined) {
     io.stderr.write(`lender: using an embedded sandbox at ${connection.sandbox.authUrl} (lender demo, seed ${DEFAULT_SEED})\n`);
   }
   return connection;
+}
+
+function checkSandboxAlone(flags: ConnectionFlags): void {
+  if (!flags.sandbox) return;
+  const given = (['auth-url', 'lender', 'email', 'password-file', 'ca-file'] as const).filter((k) => flags[k] !== undefined);
+  if (given.length > 0) throw new UsageError(`--sandbox cannot be combined with ${given.map((k) => `--${k}`).join(', ')}`);
+}
+
+/** Missing credentials as a usage error saying where they may come from; other errors as they are. */
+async function usageErrorOf(error: unknown, io: CommandIo): Promise<unknown> {
+  if (!(error instanceof MissingCredentialsError)) return error;
+  const { credentialsFilePath } = await import('../client/config.ts');
+  return new UsageError(
+    `no credentials: pass --auth-url, --lender, --email and --password-file (or set ${error.missing.join(', ')}, ` +
+      `or write ${credentialsFilePath(io.env)}), or use --sandbox for an embedded sandbox`,
+  );
 }
 
 export async function readPasswordFile(path: string): Promise<string> {

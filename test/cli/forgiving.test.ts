@@ -4,7 +4,7 @@
 // spawns the real CLI (bin/lender.mjs), against an embedded sandbox where it connects.
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -109,6 +109,21 @@ describe('exit codes: one rule', () => {
     const file = await lender(['catalog', '--auth-url', 'https://127.0.0.1:9', '--lender', 'demo', '--email', 'a@b.c', '--password-file', join(dir, 'absent')]);
     assert.equal(file.code, 2);
     assert.match(file.stderr, /^lender catalog: Could not read the password file .*absent \(ENOENT\)\.\n$/);
+  });
+
+  it('lender sync with settings that cannot connect creates nothing: no database file, no folder', async () => {
+    const cwd = mkdtempSync(join(dir, 'sync-'));
+    const run = (args: string[], env = isolatedEnv()) => runProcess(process.execPath, [BIN, 'sync', ...args], { env, cwd, timeoutMs: 120_000 });
+    const none = await run([]);
+    assert.equal(none.code, 2, none.stderr);
+    assert.match(none.stderr, /^lender sync: no credentials: .*--sandbox/);
+    const http = await run(['--to', 'duckdb:out/x.duckdb', '--datasets', 'D07'], isolatedEnv({
+      LENDER_AUTH_URL: 'http://127.0.0.1:9', LENDER_SUBDOMAIN: 'demo', LENDER_EMAIL: 'a@b.c', LENDER_PASSWORD: 'pw-never-shown',
+    }));
+    assert.equal(http.code, 2, http.stderr);
+    const ndjson = await run(['--out', 'files']);
+    assert.equal(ndjson.code, 2, ndjson.stderr);
+    assert.deepEqual(readdirSync(cwd), []);
   });
 
   it('runtime failures are 1: an input file that cannot be read', async () => {

@@ -3,7 +3,7 @@
 // a re-run resumes.
 import { join, resolve } from 'node:path';
 import { EXIT, UsageError, type Command } from '../command.ts';
-import { CONNECTION_HELP, CONNECTION_OPTIONS, connectWithFlags } from '../connection-flags.ts';
+import { CONNECTION_HELP, CONNECTION_OPTIONS, checkConnectionFlags, connectWithFlags } from '../connection-flags.ts';
 import { durationFlag, parseCommandArgs, progressFlag } from '../args.ts';
 import { datasetCodes, readingFlags } from '../export-flags.ts';
 import { ProgressLine } from '../../progress.ts';
@@ -105,6 +105,8 @@ const command: Command = {
     const showProgress = progressFlag(values.progress, io.stderr);
     const progress = showProgress ? new ProgressLine(io.stderr) : undefined;
 
+    // Settings checked before the sink is opened: opening a DuckDB file creates it.
+    await checkConnectionFlags(values, io);
     let state: FileStateStore | undefined;
     if (spec.kind === 'ndjson') state = fileState(values.state === undefined ? join(spec.dir, DEFAULT_STATE_FILE) : resolve(values.state));
     const sink = await openSink(spec, {
