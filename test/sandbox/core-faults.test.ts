@@ -105,6 +105,7 @@ describe('admin endpoints', () => {
     const record = {
       status: 1, debtorCompanyId: 'C-drain', firstName: 'Dana', lastName: 'Rain', language: 'en',
       accountId: 'A-drain', subAccountId: 'S-drain-1', principal: '100',
+      birthDate: '02/05/1988', dateDue: '01/12/2026', phones: [{ number: '+971500000001' }], loanType: 3,
     };
     const pushed = await t.request('POST', `/admin/v3/lenders/${demo.lenderPublicId}/accounts`, { token: demo.token, body: { accounts: [record] } });
     assert.equal(pushed.status, 200, pushed.text);

@@ -16,7 +16,9 @@ export interface ExportsTuning {
   /** meta.readFrom of every page. Default 'secondary' with a replica lag, else 'primary'. */
   readonly readFrom?: 'primary' | 'secondary';
   /** Store rows a windowed includeTotal count of a via dataset may evaluate before it answers
-   * totalNote 'timeout'. Default: options.viaBudget (the same planner limit as unbounded reads). */
+   * totalNote 'timeout'. Default: half of options.viaBudget. The count runs inside the page's
+   * request, so its budget is the part of the gateway's it may spend: a window the page can be
+   * read in may still be too wide to count. */
   readonly countBudget?: number;
 }
 
@@ -33,7 +35,7 @@ export function createExportsModule(ctx: SandboxContext, tuning: ExportsTuning =
     available: ctx.availability,
     viaBudget: ctx.options.viaBudget,
     gatewayTimeoutMs: ctx.options.gatewayTimeoutMs,
-    countBudget: tuning.countBudget ?? ctx.options.viaBudget,
+    countBudget: tuning.countBudget ?? Math.floor(ctx.options.viaBudget / 2),
     totalCap: ctx.options.totalCap,
     readFrom: tuning.readFrom ?? (ctx.options.replicaLagMs > 0 ? 'secondary' : 'primary'),
     strict: ctx.options.strict,
