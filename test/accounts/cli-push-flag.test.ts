@@ -12,6 +12,7 @@ import type { LenderClient } from '../../src/client/client.ts';
 import type { ExportRow } from '../../src/core/types.ts';
 import { connect, type Connection } from '../../src/connect.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
+import { TEST_SANDBOX_DEFAULTS } from '../helpers/sandbox.ts';
 
 let connection: Connection;
 let sandbox: Sandbox;
@@ -19,7 +20,7 @@ let client: LenderClient;
 let dir: string;
 
 before(async () => {
-  connection = await connect({ sandbox: { seed: 11, scale: 20 } });
+  connection = await connect({ sandbox: { ...TEST_SANDBOX_DEFAULTS, seed: 11, scale: 20 } });
   sandbox = connection.sandbox!;
   client = connection.client;
   dir = await mkdtemp(join(tmpdir(), 'cli-push-'));

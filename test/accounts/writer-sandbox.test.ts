@@ -16,12 +16,13 @@ import type { RequestOptions, ServiceApi } from '../../src/core/api.ts';
 import { LenderClient } from '../../src/client/client.ts';
 import type { ExportRow } from '../../src/core/types.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { TEST_SANDBOX_DEFAULTS } from '../helpers/sandbox.ts';
 
 let sandbox: Sandbox;
 let client: LenderClient;
 
 before(async () => {
-  sandbox = await startSandbox({ seed: 7, scale: 20 });
+  sandbox = await startSandbox({ ...TEST_SANDBOX_DEFAULTS, seed: 7, scale: 20 });
   // Short backoff: the fault test retries many times and must stay quick.
   client = await LenderClient.login({ ...sandbox.credentials('demo'), retry: { attempts: 12, baseDelayMs: 1, maxDelayMs: 4 } });
 });

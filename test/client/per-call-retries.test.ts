@@ -13,6 +13,7 @@ import type { ExportRow } from '../../src/core/types.ts';
 import { exportPages, exportRows } from '../../src/exports/export-stream.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { drain, multiset } from '../exports/helpers.ts';
+import { TEST_SANDBOX_DEFAULTS } from '../helpers/sandbox.ts';
 
 // Faults that are always retried: no 504, which a splittable window answers with a split.
 const FAULTS = { faults: { '500': 0.12, '503': 0.05, reset: 0.05 } };
@@ -46,7 +47,7 @@ let sandbox: Sandbox;
 let client: LenderClient;
 
 before(async () => {
-  sandbox = await startSandbox({ seed: 21, scale: 300 });
+  sandbox = await startSandbox({ ...TEST_SANDBOX_DEFAULTS, seed: 21, scale: 300 });
   client = await LenderClient.login({ ...sandbox.credentials('demo'), retry: { attempts: 30, baseDelayMs: 1, maxDelayMs: 4 } });
 });
 after(async () => {
