@@ -63,7 +63,10 @@ async function run(argv: string[], stdin: string | Buffer | Readable = '', env: 
 }
 
 function record(debtor: string, accountId: string, extra: Record<string, unknown> = {}) {
-  return { status: 1, debtorCompanyId: debtor, firstName: 'Amal', lastName: 'Haddad', language: 'en', accountId, subAccountId: 'S', principal: '10', ...extra };
+  return {
+    status: 1, debtorCompanyId: debtor, firstName: 'Amal', lastName: 'Haddad', language: 'en', accountId, subAccountId: 'S', principal: '10',
+    birthDate: '04/04/1984', dateDue: '01/06/2027', phones: [{ number: '+971500000004' }], loanType: 3, ...extra,
+  };
 }
 
 async function rows(dataset: 'D02' | 'D03', debtor: string): Promise<ExportRow[]> {
@@ -140,7 +143,7 @@ describe('lender push', () => {
   });
 
   it('--strict enforces the machine-readable schema fields', async () => {
-    const { code, stdout } = await run(['push', '--strict'], JSON.stringify(record('CLI-4', 'D1')));
+    const { code, stdout } = await run(['push', '--strict'], JSON.stringify(record('CLI-4', 'D1', { birthDate: undefined })));
     assert.equal(code, 3);
     assert.deepEqual(JSON.parse(stdout).rejectedByReason, { invalid: 1 });
   });
@@ -261,7 +264,9 @@ describe('--delivery-timeout and --max-attempts', () => {
   });
 
   it('lender flag takes it too', async () => {
-    const { code, summary, faults } = await pushUnderFaults(['--max-attempts', '1'], [{ status: 5, debtorCompanyId: 'CLI-9', accountId: 'K1' }], 'flag');
+    // The account exists: a fault stands in only for an answer that would have succeeded.
+    assert.equal((await run(['push', '-'], JSON.stringify(record('CLI-9', 'M1')))).code, 0);
+    const { code, summary, faults } = await pushUnderFaults(['--max-attempts', '1'], [{ status: 5, debtorCompanyId: 'CLI-9', accountId: 'M1' }], 'flag');
     assert.equal(code, 3);
     assert.deepEqual([summary.rejectedByReason, summary.retries, faults], [{ failed: 1 }, 0, 1]);
   });
