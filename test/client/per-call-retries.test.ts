@@ -91,6 +91,7 @@ describe('two account writers on one client, under faults', () => {
     const records = (tag: string) => Array.from({ length: 60 }, (_, i) => ({
       debtorCompanyId: `${tag}-${i % 7}`, firstName: 'Amal', lastName: 'Haddad', language: 'en',
       status: 1, accountId: `${tag}-A${i}`, subAccountId: 'S', principal: '1',
+      birthDate: '04/04/1984', dateDue: '01/06/2027', phones: [{ number: '+971500000004' }], loanType: 3,
     }));
     const apis = [tallied(client), tallied(client)];
     const writers = apis.map((api) => createAccountWriter(api, { batchSize: 3, concurrency: 2 }));
