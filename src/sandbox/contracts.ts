@@ -84,7 +84,8 @@ export interface SandboxOptions {
   tokenTtlSeconds?: number;
   /** Cap of includeTotal counts; above it total is a lower bound ('capped'). Default 100000. */
   totalCap?: number;
-  /** Rows an unbounded via read of D03/D23 may scan before answering 504. Default 10000. */
+  /** The gateway's budget: rows a read of a via dataset may have to scan, from its cursor to the
+   * end of its window (every lender's candidates), before it answers 504. Default 10000. */
   viaBudget?: number;
   /** Rows per second inserted/updated while clients page ("writes during a walk"). Default 0. */
   churnRate?: number;

@@ -15,8 +15,9 @@ export const DEFAULT_OPTIONS = {
   latencyMs: 0,
   tokenTtlSeconds: 900,
   totalCap: 100_000,
-  // Low enough that an unbounded read of D03 or D23 answers 504 from about scale 10,000, the way
-  // the real service's gateway does for its largest via datasets; windowed reads never meet it.
+  // Low enough that an unbounded (or as wide) read of a via dataset answers 504 from about scale
+  // 10,000, the way the real service's gateway does for its largest; month windows stay under it
+  // up to a few hundred thousand rows.
   viaBudget: 10_000,
   churnRate: 0,
   maxBodyBytes: 10 * 1024 * 1024,

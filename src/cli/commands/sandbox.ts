@@ -27,7 +27,8 @@ Options:
                     e.g. 500=0.1,reset=0.02 (default none)
   --token-ttl S     access-token lifetime in seconds (default ${DEFAULT_OPTIONS.tokenTtlSeconds})
   --total-cap N     cap of includeTotal counts (default ${DEFAULT_OPTIONS.totalCap})
-  --via-budget N    rows an unbounded via read may scan before a 504 (default ${DEFAULT_OPTIONS.viaBudget})
+  --via-budget N    rows a via read may have left in its window (bounded or not)
+                    before the gateway answers 504 (default ${DEFAULT_OPTIONS.viaBudget})
   --churn RATE      rows per second written while clients page (default ${DEFAULT_OPTIONS.churnRate})
   --gateway-timeout MS
                     how long a read over the via budget waits before its 504, as a
