@@ -155,6 +155,7 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     if (running !== undefined) {
       io.stdout.write(running.lines);
       io.stderr.write(`lender sandbox: printed the variables of the sandbox already running (pid ${running.pid}) at ${running.authUrl}\n`);
+      if (argv.length > 1) io.stderr.write('lender sandbox: the other flags were not applied; stop that sandbox to start another with them\n');
       return EXIT.ok;
     }
   }
