@@ -52,12 +52,14 @@ export function createAuthRoutes(ctx: SandboxContext, tokens: TokenIssuer): Rout
       ctx.stats.loginFailures = (ctx.stats.loginFailures ?? 0) + 1;
       return json(401, BAD_CREDENTIALS);
     }
-    ctx.stats.logins += 1;
-    return json(200, {
-      token: tokens.issue(tenant, 'access'),
-      refreshToken: tokens.issue(tenant, 'refresh'),
-      lenderPublicId: tenant.lenderPublicId,
-    });
+    return {
+      ...json(200, {
+        token: tokens.issue(tenant, 'access'),
+        refreshToken: tokens.issue(tenant, 'refresh'),
+        lenderPublicId: tenant.lenderPublicId,
+      }),
+      commit: () => void (ctx.stats.logins += 1),
+    };
   };
 
   const refresh = (req: RouteRequest): RouteResponse => {
@@ -71,8 +73,7 @@ export function createAuthRoutes(ctx: SandboxContext, tokens: TokenIssuer): Rout
     if (!verified.ok) return fail(verified.reason === 'wrong-type' ? NOT_REFRESH : INVALID_REFRESH);
     const tenant = ctx.tenantByPublicId(verified.claims.lenderId);
     if (tenant === undefined || tenant.lender !== req.params.lender) return fail(INVALID_REFRESH);
-    ctx.stats.refreshes += 1;
-    return json(200, { token: tokens.issue(tenant, 'access') });
+    return { ...json(200, { token: tokens.issue(tenant, 'access') }), commit: () => void (ctx.stats.refreshes += 1) };
   };
 
   return [

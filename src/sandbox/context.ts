@@ -58,6 +58,7 @@ export function createContext(options: ResolvedSandboxOptions): SandboxContext {
     tenants,
     tenantByPublicId: (id) => byPublicId.get(id),
     faults: { latencyMs: options.latencyMs, faults: { ...options.faults }, tokenTtlSeconds: options.tokenTtlSeconds },
+    availability: { ...options.available },
     stats: initialStats(),
     now: monotonicClock(),
   };

@@ -28,6 +28,11 @@ export interface RouteResponse {
   readonly status: number;
   readonly body: unknown;
   readonly headers?: Readonly<Record<string, string>>;
+  /** Answer only after this many milliseconds (a gateway that gives up after its timeout). */
+  readonly delayMs?: number;
+  /** The request's effect (queueing accepted records), run only when the answer is sent as is:
+   * a fault injected instead of this answer leaves the service unchanged. */
+  readonly commit?: () => void;
 }
 
 export interface Route {
@@ -79,12 +84,24 @@ export interface SandboxOptions {
   tokenTtlSeconds?: number;
   /** Cap of includeTotal counts; above it total is a lower bound ('capped'). Default 100000. */
   totalCap?: number;
-  /** Rows an unbounded via read of D03/D23 may scan before answering 504. Default 10000. */
+  /** The gateway's budget: rows a read of a via dataset may have to scan, from its cursor to the
+   * end of its window (every lender's candidates), before it answers 504. Default 10000. */
   viaBudget?: number;
   /** Rows per second inserted/updated while clients page ("writes during a walk"). Default 0. */
   churnRate?: number;
-  /** Overrides of catalog availability, e.g. { D04: true } as datasets ship. */
+  /** Overrides of catalog availability, e.g. { D04: true } as datasets ship; `setAvailability`
+   * and POST /__sandbox/availability change it while clients run. */
   available?: Partial<Record<DatasetCode, boolean>>;
+  /** Milliseconds a read over the gateway's row budget (viaBudget) waits before its 504, as a
+   * real gateway answers only after its timeout. 0 answers at once. Default 3000. */
+  gatewayTimeoutMs?: number;
+  /** Milliseconds before an accepted account or flag shows in the export: pages are read from a
+   * replica (`meta.readFrom: 'secondary'`) that applies writes this late. Default 0 (primary). */
+  replicaLagMs?: number;
+  /** Refuses what the service may refuse: a body that is not `Content-Type: application/json`,
+   * export query values outside the documented ones, an edited cursor, and account records
+   * without the machine-readable schema's required fields. Default false. */
+  strict?: boolean;
   /** Largest accepted request body in bytes. Default 10 MiB. */
   maxBodyBytes?: number;
   /** Request-body bytes held by all requests at once; past it bodies are answered 503 with
@@ -205,6 +222,8 @@ export interface SandboxContext {
   tenantByPublicId(lenderPublicId: string): Tenant | undefined;
   /** Live fault settings (changed by POST /__sandbox/faults). */
   readonly faults: FaultSettings;
+  /** Live catalog availability overrides (changed by POST /__sandbox/availability). */
+  readonly availability: Partial<Record<DatasetCode, boolean>>;
   /** Counters behind /__sandbox/stats; modules increment their own keys. */
   readonly stats: SandboxStats;
   /** Monotonic wall clock: never earlier than the DATA_SPAN end nor than a previous call. */
@@ -215,6 +234,8 @@ export interface SandboxModule {
   readonly routes: readonly Route[];
   /** Runs once before the server listens (seeding data). */
   start?(): void | Promise<void>;
+  /** Runs once the server listens, after every module's start(). */
+  serving?(): void;
   /** Stops timers; called by Sandbox.close(). */
   close?(): void;
 }

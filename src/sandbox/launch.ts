@@ -5,6 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
+import type { DatasetCode } from '../core/catalog.ts';
 import type {
   AccountsModule, ExportsModule, FaultSettings, LenderAccount, PortfolioListener, SandboxContext,
   SandboxOptions, SandboxStats,
@@ -13,7 +14,7 @@ import { createAdminRoutes } from './admin-routes.ts';
 import { authInvalidBody, createAuthRoutes } from './auth-routes.ts';
 import { createContext } from './context.ts';
 import { applyFaultPatch } from './faults.ts';
-import { resolveOptions } from './options.ts';
+import { resolveOptions, validateAvailability } from './options.ts';
 import { Router } from './router.ts';
 import { SandboxServer } from './server.ts';
 import { generateTls } from './tls.ts';
@@ -50,6 +51,9 @@ export interface Sandbox {
   setFaults(patch: Partial<FaultSettings>): FaultSettings;
   /** Updates some export rows and inserts new ones (deterministic per seed). */
   advance(): { updated: number; inserted: number };
+  /** Sets catalog availability while clients run (`{ D04: true }`); the catalog and the fetch's
+   * 404 follow at once. Returns every override now in force. */
+  setAvailability(patch: Partial<Record<DatasetCode, boolean>>): Partial<Record<DatasetCode, boolean>>;
   close(): Promise<void>;
   /** Secret-free summary: authUrl and lenders without their passwords. */
   toJSON(): { authUrl: string; baseUrl: string; lenders: { lender: string; lenderPublicId: string }[] };
@@ -88,9 +92,14 @@ export async function launchSandbox(options: SandboxOptions | undefined, factori
     return { latencyMs: live.latencyMs, faults: { ...live.faults }, tokenTtlSeconds: live.tokenTtlSeconds };
   };
 
+  const setAvailability = (patch: unknown): Partial<Record<DatasetCode, boolean>> => {
+    Object.assign(ctx.availability, validateAvailability(patch));
+    return { ...ctx.availability };
+  };
+
   const router = new Router([
     ...createAuthRoutes(ctx, tokens),
-    ...createAdminRoutes({ stats, drain: () => accountsModule.drain(), setFaults }),
+    ...createAdminRoutes({ stats, drain: () => accountsModule.drain(), setFaults, setAvailability }),
     ...exportsModule.routes,
     ...accountsModule.routes,
   ]);
@@ -110,6 +119,8 @@ export async function launchSandbox(options: SandboxOptions | undefined, factori
     await exportsModule.start?.();
     await accountsModule.start?.();
     address = await server.listen(resolved.port, resolved.host);
+    exportsModule.serving?.();
+    accountsModule.serving?.();
     caDir = await mkdtemp(join(tmpdir(), 'lender-sandbox-'));
     await writeFile(join(caDir, 'ca.pem'), tls.cert, { mode: 0o644 });
   } catch (error) {
@@ -141,6 +152,7 @@ export async function launchSandbox(options: SandboxOptions | undefined, factori
     drain: () => accountsModule.drain(),
     setFaults,
     advance: () => exportsModule.advance(),
+    setAvailability,
     close() {
       closing ??= shutdown();
       return closing;

@@ -1,6 +1,6 @@
 // Defaults and range checks of SandboxOptions. Every bad value is refused here, at start, with a
 // sentence naming the option, so neither the CLI nor the server has to second-guess them later.
-import { isDatasetCode } from '../core/catalog.ts';
+import { type DatasetCode, isDatasetCode } from '../core/catalog.ts';
 import type { ResolvedSandboxOptions, SandboxOptions } from './contracts.ts';
 import { FaultSpecError, validateFaultRates } from './faults-spec.ts';
 import { DEFAULT_SEED } from '../prng.ts';
@@ -15,8 +15,9 @@ export const DEFAULT_OPTIONS = {
   latencyMs: 0,
   tokenTtlSeconds: 900,
   totalCap: 100_000,
-  // Low enough that an unbounded read of D03 or D23 answers 504 from about scale 10,000, the way
-  // the real service's gateway does for its largest via datasets; windowed reads never meet it.
+  // Low enough that an unbounded (or as wide) read of a via dataset answers 504 from about scale
+  // 10,000, the way the real service's gateway does for its largest; month windows stay under it
+  // up to a few hundred thousand rows.
   viaBudget: 10_000,
   churnRate: 0,
   maxBodyBytes: 10 * 1024 * 1024,
@@ -24,6 +25,11 @@ export const DEFAULT_OPTIONS = {
   // the memory that parsing them takes stays in the low hundreds of MB.
   maxBufferedBytes: 40 * 1024 * 1024,
   maxConnections: 256,
+  // A few seconds, like a real gateway's timeout: a client whose own timeout is shorter learns
+  // it here rather than on the real service.
+  gatewayTimeoutMs: 3000,
+  replicaLagMs: 0,
+  strict: false,
 } as const;
 
 /** Largest injected latency; beyond it a sandbox looks hung rather than slow. */
@@ -70,12 +76,8 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedSandboxOpt
     if (error instanceof FaultSpecError) throw new SandboxOptionsError(error.message);
     throw error;
   }
-  const available: ResolvedSandboxOptions['available'] = {};
-  for (const [code, flag] of Object.entries(options.available ?? {})) {
-    if (!isDatasetCode(code)) throw new SandboxOptionsError(`available names an unknown dataset code '${code}'`);
-    if (typeof flag !== 'boolean') throw new SandboxOptionsError(`available.${code} must be true or false`);
-    available[code] = flag;
-  }
+  const available = validateAvailability(options.available ?? {});
+  if (typeof o.strict !== 'boolean') throw new SandboxOptionsError(`strict must be true or false, got ${JSON.stringify(o.strict)}`);
   const maxBodyBytes = integer('maxBodyBytes', o.maxBodyBytes, 1024, 1024 * 1024 * 1024);
   return {
     port: integer('port', o.port, 0, 65535),
@@ -90,9 +92,26 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedSandboxOpt
     maxBodyBytes,
     maxBufferedBytes: bufferedLimit(options.maxBufferedBytes, maxBodyBytes),
     maxConnections: integer('maxConnections', o.maxConnections, 1, 100_000),
+    gatewayTimeoutMs: integer('gatewayTimeoutMs', o.gatewayTimeoutMs, 0, MAX_LATENCY_MS),
+    replicaLagMs: integer('replicaLagMs', o.replicaLagMs, 0, MAX_LATENCY_MS),
+    strict: o.strict,
     faults,
     available,
   };
+}
+
+/** Availability overrides (`{ D04: true }`), as the option and POST /__sandbox/availability take them. */
+export function validateAvailability(value: unknown): Partial<Record<DatasetCode, boolean>> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new SandboxOptionsError('available must be an object like {"D04": true}');
+  }
+  const available: Partial<Record<DatasetCode, boolean>> = {};
+  for (const [code, flag] of Object.entries(value)) {
+    if (!isDatasetCode(code)) throw new SandboxOptionsError(`available names an unknown dataset code '${code}'`);
+    if (typeof flag !== 'boolean') throw new SandboxOptionsError(`available.${code} must be true or false`);
+    available[code] = flag;
+  }
+  return available;
 }
 
 /** The default follows a larger maxBodyBytes up; a given value must leave room for one body. */

@@ -59,17 +59,29 @@ export function tooLarge(auth: RouteAuth, limit: number, requestId: string): Rou
 /** Non-JSON body on an account route: the documented 400 of the account endpoints
  * (`message` null, body '', one entry per failed account), with the reason in an entry
  * under accountId '' because no account could be read (as for a body without `accounts`).
- * Admin routes answer `{ error }`. A body that is not UTF-8 is answered the same way, with its
- * own reason. */
-export function invalidJson(auth: RouteAuth, reason: 'syntax' | 'encoding' = 'syntax'): RouteResponse {
-  const message = reason === 'encoding' ? 'Request body must be UTF-8 encoded.' : 'Request body must be valid JSON.';
+ * Admin routes answer `{ error }`. A body that is not UTF-8, or (strict) not sent as
+ * `Content-Type: application/json`, is answered the same way, with its own reason. */
+export function invalidJson(auth: RouteAuth, reason: 'syntax' | 'encoding' | 'content-type' = 'syntax'): RouteResponse {
+  const message = INVALID_BODY_MESSAGES[reason];
   return auth === 'accounts'
     ? rejected([{ accountId: '', errors: [message] }])
     : json(400, { error: message });
 }
 
-export function notFound(method: string, path: string): RouteResponse {
-  return json(404, { error: `No endpoint matches ${method} ${path}.` });
+const INVALID_BODY_MESSAGES = {
+  syntax: 'Request body must be valid JSON.',
+  encoding: 'Request body must be UTF-8 encoded.',
+  'content-type': 'Request body must be sent as Content-Type: application/json.',
+} as const;
+
+/** Matches the export paths (`…/lenders/:id/exports` and below), which answer in their own shape. */
+const EXPORT_PATH = /^\/admin\/v3\/lenders\/[^/]+\/exports(\/|$)/;
+
+/** No route at the path. Under the export paths it is one of the documented "other failures on
+ * export endpoints", so it takes their `{ success: false, message, requestId }` shape. */
+export function notFound(method: string, path: string, requestId: string): RouteResponse {
+  const message = `No endpoint matches ${method} ${path}.`;
+  return EXPORT_PATH.test(path) ? exportError(404, message, requestId) : json(404, { error: message });
 }
 
 /** A known path with another method. On export paths it is one of the documented "other failures on

@@ -53,6 +53,11 @@ function encode(response: RouteResponse, requestId: string): { status: number; p
   }
 }
 
+/** `application/json`, with or without parameters such as `charset=utf-8`. */
+export function isJsonContentType(value: string | undefined): boolean {
+  return value !== undefined && value.split(';')[0]!.trim().toLowerCase() === 'application/json';
+}
+
 function send(res: ServerResponse, response: RouteResponse, requestId: string, extra: Record<string, string> = {}): void {
   if (res.headersSent || res.destroyed) return;
   const { status, payload } = encode(response, requestId);
@@ -156,7 +161,7 @@ export class SandboxServer {
       return refuseBusy(match.kind === 'found' ? match.route.auth : match.kind === 'method-not-allowed' ? match.auth : 'none');
     }
     if (!req.url?.startsWith('/')) return answer(badRequestTarget());
-    if (match.kind === 'not-found') return answer(notFound(method, url.pathname));
+    if (match.kind === 'not-found') return answer(notFound(method, url.pathname, requestId));
     if (match.kind === 'method-not-allowed') {
       return answer(methodNotAllowed(method, url.pathname, match.allowed, match.auth, requestId));
     }
@@ -173,6 +178,9 @@ export class SandboxServer {
     let bytes: Buffer | undefined;
     let reservation;
     if (found.method === 'POST') {
+      if (ctx.options.strict && found.auth !== 'admin' && !isJsonContentType(req.headers['content-type'])) {
+        return answer(this.#deps.invalidBody?.(found, url) ?? invalidJson(found.auth, 'content-type'));
+      }
       const limit = bodyLimit(found.auth, ctx.options.maxBodyBytes);
       const admission = admitBody(req.headers, limit, this.#budget);
       if (admission.kind === 'too-large') return answer(tooLarge(found.auth, limit, requestId), true);
@@ -190,12 +198,6 @@ export class SandboxServer {
       if (faultsApply(found)) {
         await applyLatency(ctx.faults.latencyMs, this.#closing.signal);
         if (res.destroyed) return;
-        const fault = pickFault(ctx.faults.faults, this.#deps.random);
-        if (fault !== undefined) {
-          ctx.stats.faultsInjected += 1;
-          if (fault === 'reset') return sendReset(res);
-          return answer(faultResponse(fault, found, requestId));
-        }
       }
 
       let parsed: unknown;
@@ -216,6 +218,22 @@ export class SandboxServer {
         this.#deps.onHandlerError?.(error, `${found.method} ${found.pattern}`);
         ctx.stats.handlerErrors = (ctx.stats.handlerErrors ?? 0) + 1;
         response = failure(found.auth, 500, requestId);
+      }
+
+      // A fault stands in only for an answer that would have succeeded: a request the service
+      // refuses (401, 400, 404) gets its refusal, and a faulted one is never applied.
+      if (faultsApply(found) && response.status < 400) {
+        const fault = pickFault(ctx.faults.faults, this.#deps.random);
+        if (fault !== undefined) {
+          ctx.stats.faultsInjected += 1;
+          if (fault === 'reset') return sendReset(res);
+          return answer(faultResponse(fault, found, requestId));
+        }
+      }
+      response.commit?.();
+      if (response.delayMs !== undefined) {
+        await applyLatency(response.delayMs, this.#closing.signal);
+        if (res.destroyed) return;
       }
       answer(response);
     } finally {

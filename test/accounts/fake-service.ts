@@ -97,7 +97,7 @@ export function gate(): Gate {
 }
 
 let counter = 0;
-/** A record both this library and the service accept. */
+/** A record both this library and the service accept, under either list of required fields. */
 export function account(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   counter += 1;
   return {
@@ -106,9 +106,13 @@ export function account(overrides: Record<string, unknown> = {}): Record<string,
     firstName: 'Amal',
     lastName: 'Haddad',
     language: 'en',
+    birthDate: '04/04/1984',
+    phones: [{ number: '+971500000004' }],
     accountId: `A-${counter}`,
     subAccountId: 'S-1',
+    dateDue: '01/06/2027',
     principal: '100',
+    loanType: 3,
     ...overrides,
   };
 }

@@ -143,7 +143,8 @@ describe('the writer and records it cannot serialise', () => {
     const last = account();
     const { api, summary, events, lines } = await push([
       first,
-      { ...account(), additionalData: nest(50_000) },
+      // additionalData early, so the preview (cut at its length) shows it.
+      { status: 1, debtorCompanyId: 'C-0', additionalData: nest(50_000), ...account() },
       nestArrays(200_000),
       last,
     ]);

@@ -12,12 +12,13 @@ import { ValidationError } from '../../src/core/errors.ts';
 import type { LenderClient } from '../../src/client/client.ts';
 import { connect, type Connection } from '../../src/connect.ts';
 import { FakeService, account } from './fake-service.ts';
+import { TEST_SANDBOX_DEFAULTS } from '../helpers/sandbox.ts';
 
 let connection: Connection;
 let client: LenderClient;
 
 before(async () => {
-  connection = await connect({ sandbox: { seed: 11, scale: 20 } });
+  connection = await connect({ sandbox: { ...TEST_SANDBOX_DEFAULTS, seed: 11, scale: 20 } });
   client = connection.client;
 });
 after(async () => {

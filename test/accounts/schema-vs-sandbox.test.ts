@@ -62,4 +62,16 @@ describe('schema against the sandbox validator', () => {
       { numRuns: 2000 },
     );
   });
+
+  it('property: strict, the same verdict and messages as the strict sandbox (both required lists)', () => {
+    fc.assert(
+      fc.property(record, (raw) => {
+        const input = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined));
+        const mine = validateAccount(input, { strict: true });
+        const theirs = accountErrors(normalizeAccount(input) as Record<string, unknown>, true);
+        assert.deepEqual(mine.ok ? [] : [...mine.errors].sort(), [...theirs].sort());
+      }),
+      { numRuns: 2000 },
+    );
+  });
 });

@@ -16,12 +16,13 @@ import type { RequestOptions, ServiceApi } from '../../src/core/api.ts';
 import { LenderClient } from '../../src/client/client.ts';
 import type { ExportRow } from '../../src/core/types.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { TEST_SANDBOX_DEFAULTS } from '../helpers/sandbox.ts';
 
 let sandbox: Sandbox;
 let client: LenderClient;
 
 before(async () => {
-  sandbox = await startSandbox({ seed: 7, scale: 20 });
+  sandbox = await startSandbox({ ...TEST_SANDBOX_DEFAULTS, seed: 7, scale: 20 });
   // Short backoff: the fault test retries many times and must stay quick.
   client = await LenderClient.login({ ...sandbox.credentials('demo'), retry: { attempts: 12, baseDelayMs: 1, maxDelayMs: 4 } });
 });
@@ -53,7 +54,11 @@ async function push(records: unknown[], opts: AccountWriterOptions = {}, api: Se
 }
 
 function person(debtorCompanyId: string) {
-  return { debtorCompanyId, firstName: 'Amal', lastName: 'Haddad', language: 'en' };
+  // With every field either documented list requires: the sandbox of the tests is strict.
+  return {
+    debtorCompanyId, firstName: 'Amal', lastName: 'Haddad', language: 'en',
+    birthDate: '04/04/1984', dateDue: '01/06/2027', phones: [{ number: '+971500000004' }], loanType: 3,
+  };
 }
 
 /** A ServiceApi that remembers what was sent, and can delay each request by a random amount so
@@ -265,9 +270,10 @@ describe('account writer over HTTPS', () => {
         status: fc.constantFrom(1, 2, 'create', 'update'),
         principal: fc.oneof(fc.integer({ min: 0, max: 1_000_000 }), fc.constantFrom('0', '12.50', '-3')),
         paidAmount: fc.option(fc.constantFrom('0', '1.25', 7), { nil: undefined }),
-        dateDue: fc.option(fc.oneof(fc.constant('28/02/2026'), fc.date({ min: new Date(2000, 0, 1), max: new Date(2040, 0, 1), noInvalidDate: true })), { nil: undefined }),
+        // Always there, with loanType: the union of both documented required lists.
+        dateDue: fc.oneof(fc.constant('28/02/2026'), fc.date({ min: new Date(2000, 0, 1), max: new Date(2040, 0, 1), noInvalidDate: true })),
         language: fc.constantFrom('en', 'ar'),
-        loanType: fc.option(fc.integer({ min: 1, max: 8 }), { nil: undefined }),
+        loanType: fc.integer({ min: 1, max: 8 }),
       }).map((r) => ({ ...person(tag), accountId: tag, subAccountId: 'S', ...r }));
     const breakIt = fc.constantFrom<[string, unknown]>(
       ['principal', 'abc'], ['status', 9], ['firstName', ' '], ['language', 'fr'], ['dateDue', '31/02/2024'], ['accountId', undefined], ['loanType', 0],

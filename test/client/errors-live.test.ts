@@ -111,6 +111,7 @@ describe('documented errors over HTTPS', () => {
     const accepted = await client.upsertAccounts([{
       status: 1, debtorCompanyId: 'C-OK-1', firstName: 'A', lastName: 'B', language: 'en', accountId: 'A-OK-1',
       subAccountId: 'S-1', principal: '100',
+      birthDate: '04/04/1984', dateDue: '01/06/2027', phones: [{ number: '+971500000004' }], loanType: 3,
     }]);
     assert.equal(accepted.code, 200);
     assert.equal((await client.updateStatus([{ status: 5, debtorCompanyId: 'C-OK-1', accountId: 'A-OK-1' }])).code, 200);

@@ -13,6 +13,7 @@ import type { ExportRow } from '../../src/core/types.ts';
 import { exportPages, exportRows } from '../../src/exports/export-stream.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { drain, multiset } from '../exports/helpers.ts';
+import { TEST_SANDBOX_DEFAULTS } from '../helpers/sandbox.ts';
 
 // Faults that are always retried: no 504, which a splittable window answers with a split.
 const FAULTS = { faults: { '500': 0.12, '503': 0.05, reset: 0.05 } };
@@ -46,7 +47,7 @@ let sandbox: Sandbox;
 let client: LenderClient;
 
 before(async () => {
-  sandbox = await startSandbox({ seed: 21, scale: 300 });
+  sandbox = await startSandbox({ ...TEST_SANDBOX_DEFAULTS, seed: 21, scale: 300 });
   client = await LenderClient.login({ ...sandbox.credentials('demo'), retry: { attempts: 30, baseDelayMs: 1, maxDelayMs: 4 } });
 });
 after(async () => {
@@ -90,6 +91,7 @@ describe('two account writers on one client, under faults', () => {
     const records = (tag: string) => Array.from({ length: 60 }, (_, i) => ({
       debtorCompanyId: `${tag}-${i % 7}`, firstName: 'Amal', lastName: 'Haddad', language: 'en',
       status: 1, accountId: `${tag}-A${i}`, subAccountId: 'S', principal: '1',
+      birthDate: '04/04/1984', dateDue: '01/06/2027', phones: [{ number: '+971500000004' }], loanType: 3,
     }));
     const apis = [tallied(client), tallied(client)];
     const writers = apis.map((api) => createAccountWriter(api, { batchSize: 3, concurrency: 2 }));

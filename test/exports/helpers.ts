@@ -4,6 +4,7 @@ import type { ExportRow } from '../../src/core/types.ts';
 import { connect } from '../../src/connect.ts';
 import { rowKey } from '../../src/exports/highwater.ts';
 import type { Sandbox, SandboxOptions } from '../../src/sandbox/index.ts';
+import { TEST_SANDBOX_DEFAULTS } from '../helpers/sandbox.ts';
 
 export interface Fixture {
   sandbox: Sandbox;
@@ -12,7 +13,7 @@ export interface Fixture {
 }
 
 export async function fixture(options: SandboxOptions, clientOptions: ClientOptions = {}): Promise<Fixture> {
-  const connection = await connect({ sandbox: options, client: clientOptions });
+  const connection = await connect({ sandbox: { ...TEST_SANDBOX_DEFAULTS, ...options }, client: clientOptions });
   return { sandbox: connection.sandbox!, client: connection.client, close: () => connection.close() };
 }
 

@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline';
 import { Agent } from 'undici';
 import { datasetInfo } from '../../src/core/catalog.ts';
 import { findLeaks } from '../../src/session/secrets.ts';
-import { requestJson, type JsonResponse, type RequestOptions } from './sandbox.ts';
+import { requestJson, TEST_SANDBOX_FLAGS, type JsonResponse, type RequestOptions } from './sandbox.ts';
 
 /** The installed `lender` binary (package.json bin): what users run. */
 export const LENDER_BIN = new URL('../../bin/lender.mjs', import.meta.url).pathname;
@@ -105,7 +105,7 @@ export interface SandboxChild {
 
 /** Starts `lender sandbox --port 0 ...args` and resolves with its first stdout line. */
 export async function startSandboxChild(args: readonly string[]): Promise<SandboxChild> {
-  const child = spawnLender(['sandbox', '--port', '0', ...args]);
+  const child = spawnLender(['sandbox', '--port', '0', ...TEST_SANDBOX_FLAGS, ...args]);
   child.stdin!.end();
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));

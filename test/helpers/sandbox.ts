@@ -64,9 +64,17 @@ export async function requestJson(
   return { status: res.statusCode, headers: res.headers, body, text };
 }
 
+/** What the project's tests run against unless a test says otherwise: the strict sandbox, so the
+ * client is proven not to rely on leniency the real service may not have, and a gateway that
+ * answers its 504 at once, so a test that meets one is not slowed by the gateway's timeout. */
+export const TEST_SANDBOX_DEFAULTS = { strict: true, gatewayTimeoutMs: 0 } as const satisfies SandboxOptions;
+
+/** The same for a `lender sandbox` child process. */
+export const TEST_SANDBOX_FLAGS = ['--strict', '--gateway-timeout', '0'] as const;
+
 export async function startTestSandbox(options: SandboxOptions = {}): Promise<TestSandbox> {
   // Small data by default keeps start-up fast; tests that need volume pass a scale.
-  const sandbox = await startSandbox({ scale: 20, ...options });
+  const sandbox = await startSandbox({ scale: 20, ...TEST_SANDBOX_DEFAULTS, ...options });
   const agent = new Agent({ connect: { ca: sandbox.ca } });
   const request = (method: string, path: string, opts?: RequestOptions) =>
     requestJson(agent, sandbox.authUrl, method, path, opts);

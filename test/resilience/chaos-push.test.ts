@@ -43,7 +43,9 @@ describe(`chaos push: ${RECORDS} records with invalid ones through lender push u
   const scan = new SecretScan();
 
   before(async () => {
-    sandbox = await startSandboxChild(['--seed', '5', '--scale', '20', '--latency', '2', '--token-ttl', '3', '--faults', '500=0.03,503=0.02,reset=0.02']);
+    // A budget above the push: its sub-accounts are all stamped within minutes, one hour of D03
+    // that `lender export` (which splits no window below an hour) could not read under the default.
+    sandbox = await startSandboxChild(['--seed', '5', '--scale', '20', '--latency', '2', '--token-ttl', '3', '--faults', '500=0.03,503=0.02,reset=0.02', '--via-budget', '1000000']);
     dir = await mkdtemp(join(tmpdir(), 'lender-chaos-push-'));
     for (const l of sandbox.info.lenders) scan.secret(l.password);
     input = generatePushInput(RECORDS, 2024);

@@ -26,8 +26,10 @@ const ids = (): { debtor: string; account: string } => {
   return { debtor: `HTTP-C-${unique}`, account: `HTTP-A-${unique}` };
 };
 
+// Every field either documented list requires: the tests run against the strict sandbox.
 const account = (patch: Record<string, unknown>): Record<string, unknown> => ({
-  status: 1, firstName: 'Aisha', lastName: 'Rahman', language: 'en', subAccountId: 'S-1', principal: '100', ...patch,
+  status: 1, firstName: 'Aisha', lastName: 'Rahman', language: 'en', subAccountId: 'S-1', principal: '100',
+  birthDate: '02/05/1988', dateDue: '01/12/2026', phones: [{ number: '+971500000001' }], loanType: 3, ...patch,
 });
 
 function push(session: Session, accounts: unknown[], path = 'accounts'): Promise<JsonResponse> {

@@ -2,20 +2,26 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { Agent } from 'undici';
 import { main } from '../../src/cli/main.ts';
+import { parseSandboxArgs } from '../../src/cli/commands/sandbox.ts';
 import { requestJson } from '../helpers/sandbox.ts';
 import { memoryIo } from '../helpers/memory-io.ts';
 
 const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 
-function lender(args: string[]): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+function lender(args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
 }
+
+/** A shell command line running the `lender` of this checkout. */
+const LENDER_SH = [process.execPath, '--import', 'tsx', MAIN].map((w) => `'${w}'`).join(' ');
 
 
 async function finish(child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -77,10 +83,55 @@ describe('lender sandbox', () => {
     }
   });
 
+  it('--env prints export lines; in another shell eval "$(lender sandbox --env)" connects to the running one', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'lender-env-'));
+    const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: home };
+    for (const name of ['LENDER_AUTH_URL', 'LENDER_SUBDOMAIN', 'LENDER_EMAIL', 'LENDER_PASSWORD', 'LENDER_CA_FILE', 'LENDER_CREDENTIALS_FILE']) delete env[name];
+    const child = lender(['sandbox', '--env', '--port', '0', '--scale', '20'], env);
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const lines = createInterface({ input: child.stdout! });
+    const printed: string[] = [];
+    for await (const line of lines) {
+      printed.push(line);
+      if (printed.length === 5) break;
+    }
+    const envFile = join(home, 'lender-streams', 'sandbox.env');
+    try {
+      assert.deepEqual(printed.map((l) => /^export (LENDER_[A-Z_]+)='[^']*'$/.exec(l)?.[1]),
+        ['LENDER_AUTH_URL', 'LENDER_SUBDOMAIN', 'LENDER_EMAIL', 'LENDER_PASSWORD', 'LENDER_CA_FILE']);
+      assert.equal(printed[1], "export LENDER_SUBDOMAIN='demo'");
+      assert.equal((await stat(envFile)).mode & 0o777, 0o600, 'the file holding the password is its owner\'s only');
+      // Another shell: the second `lender sandbox --env` prints the running one's lines and exits.
+      const second = await finish(spawn('sh', ['-c', `eval "$(${LENDER_SH} sandbox --env)" && ${LENDER_SH} catalog`], { stdio: ['ignore', 'pipe', 'pipe'], env }));
+      assert.equal(second.code, 0, second.stderr);
+      assert.match(second.stdout, /D07\s+Borrower Payments/);
+      const password = /^export LENDER_PASSWORD='([^']*)'$/.exec(printed[3]!)![1]!;
+      assert.ok(!stderr.includes(password) && !second.stderr.includes(password), 'the password is on stdout only');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.equal(code, 0, stderr);
+    assert.equal(existsSync(envFile), false, 'the file is removed when the sandbox stops');
+    await rm(home, { recursive: true, force: true });
+  });
+
+  it('--available, --gateway-timeout, --replica-lag and --strict reach the options', () => {
+    assert.deepEqual(parseSandboxArgs(['--available', 'D04,d06,D12=false', '--gateway-timeout', '0', '--replica-lag', '250', '--strict']), {
+      available: { D04: true, D06: true, D12: false }, gatewayTimeoutMs: 0, replicaLagMs: 250, strict: true,
+    });
+    assert.throws(() => parseSandboxArgs(['--available', 'D25']), /--available: 'D25' is not a dataset code/);
+    assert.throws(() => parseSandboxArgs(['--available', 'D04=maybe']), /--available/);
+    assert.throws(() => parseSandboxArgs(['--gateway-timeout', '-1']), /--gateway-timeout/);
+    assert.throws(() => parseSandboxArgs(['--replica-lag', '700000']), /replicaLagMs/);
+  });
+
   it('--help lists every flag', async () => {
     const { code, stdout } = await finish(lender(['sandbox', '--help']));
     assert.equal(code, 0);
-    for (const flag of ['--port', '--host', '--seed', '--scale', '--latency', '--faults', '--token-ttl', '--total-cap', '--via-budget', '--churn']) {
+    for (const flag of ['--port', '--host', '--seed', '--scale', '--latency', '--faults', '--token-ttl', '--total-cap', '--via-budget', '--churn',
+      '--gateway-timeout', '--replica-lag', '--strict', '--available', '--env']) {
       assert.ok(stdout.includes(flag), flag);
     }
   });

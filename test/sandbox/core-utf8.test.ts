@@ -22,6 +22,7 @@ function record(firstName: string, n: number): Record<string, unknown> {
   return {
     status: 1, debtorCompanyId: `UTF8-C-${n}`, accountId: `UTF8-A-${n}`, subAccountId: 'S-1',
     firstName, lastName: 'Rahman', language: 'ar', principal: '100',
+    birthDate: '02/05/1988', dateDue: '01/12/2026', phones: [{ number: '+971500000001' }], loanType: 3,
   };
 }
 

@@ -19,7 +19,7 @@ function tableOf(rows: readonly Row[], capacity = 4): ExportTable {
   return { index, render: (id, ts) => ({ id, ts }) };
 }
 
-const DIRECT: PageLimits = { pathKind: 'direct', unboundedScanBudget: null, countBudget: 1e9, totalCap: 1e9 };
+const DIRECT: PageLimits = { pathKind: 'direct', scanBudget: null, countBudget: 1e9, totalCap: 1e9 };
 const VIA: PageLimits = { ...DIRECT, pathKind: 'via' };
 const FIRST: PageRequest = { since: null, until: null, after: null, limit: 500, sort: 'asc', includeTotal: false };
 
@@ -110,14 +110,21 @@ test('a full final page ends with a null cursor (no silent truncation, no extra 
   assert.equal(page(table, { limit: 7, after: p.next }).rows.length, 1);
 });
 
-test('an unbounded read over its scan budget is a gateway timeout; windows and short remainders are not', () => {
-  const table = tableOf(Array.from({ length: 50 }, (_, i) => ({ ts: i, id: i, own: true })));
-  const limits: PageLimits = { ...VIA, unboundedScanBudget: 20 };
+test('a read whose window holds more rows than the scan budget is a gateway timeout, bounded or not', () => {
+  const table = tableOf(Array.from({ length: 50 }, (_, i) => ({ ts: i, id: i, own: i % 2 === 0 })));
+  const limits: PageLimits = { ...VIA, scanBudget: 20 };
   assert.deepEqual(readPage(table, FIRST, limits), { kind: 'gateway-timeout', wouldScan: 50 });
-  assert.equal(readPage(table, { ...FIRST, since: 0 }, limits).kind, 'page');
-  assert.equal(readPage(table, { ...FIRST, until: 50 }, limits).kind, 'page');
+  // A bound that leaves the window as wide as the data costs what an unbounded read does.
+  assert.deepEqual(readPage(table, { ...FIRST, since: -1e12 }, limits), { kind: 'gateway-timeout', wouldScan: 50 });
+  assert.deepEqual(readPage(table, { ...FIRST, until: 30 }, limits), { kind: 'gateway-timeout', wouldScan: 30 });
+  // Every candidate counts, the tenant's or not; the limit does not change the cost.
+  assert.deepEqual(readPage(table, { ...FIRST, since: 25, limit: 1 }, limits), { kind: 'gateway-timeout', wouldScan: 25 });
+  assert.equal(readPage(table, { ...FIRST, since: 30 }, limits).kind, 'page');
+  assert.equal(readPage(table, { ...FIRST, until: 20 }, limits).kind, 'page');
   assert.equal(readPage(table, { ...FIRST, after: { ts: 35, id: 35 } }, limits).kind, 'page');
   assert.equal(readPage(table, { ...FIRST, sort: 'desc', after: { ts: 25, id: 25 } }, limits).kind, 'gateway-timeout');
+  assert.equal(readPage(table, { ...FIRST, sort: 'desc', after: { ts: 15, id: 15 } }, limits).kind, 'page');
+  assert.equal(readPage(table, FIRST, { ...limits, scanBudget: null }).kind, 'page');
 });
 
 test('totals: exact, capped, window_required and timeout, independent of cursor and limit', () => {

@@ -1,10 +1,13 @@
 // `lender sandbox`: serves the sandbox over HTTPS until SIGINT/SIGTERM. The first stdout line
 // is one JSON object scripts rely on (docs/sandbox.md); everything meant for people goes to stderr.
+// With --env, stdout holds shell `export` lines instead (sandbox-env.ts).
 import { integerFlag, numberFlag, parseCommandArgs } from '../args.ts';
 import { EXIT, UsageError, type Command, type CommandIo } from '../command.ts';
+import { isDatasetCode, type DatasetCode } from '../../core/catalog.ts';
 import { DEFAULT_OPTIONS, resolveOptions, SandboxOptionsError } from '../../sandbox/options.ts';
 import { FaultSpecError, formatFaultSpec, parseFaultSpec } from '../../sandbox/faults-spec.ts';
 import type { SandboxOptions } from '../../sandbox/contracts.ts';
+import { envFilePath, exportLines, readRunningEnv, removeEnvFile, writeEnvFile } from '../sandbox-env.ts';
 
 const help = `Usage: lender sandbox [options]
 
@@ -24,8 +27,26 @@ Options:
                     e.g. 500=0.1,reset=0.02 (default none)
   --token-ttl S     access-token lifetime in seconds (default ${DEFAULT_OPTIONS.tokenTtlSeconds})
   --total-cap N     cap of includeTotal counts (default ${DEFAULT_OPTIONS.totalCap})
-  --via-budget N    rows an unbounded via read may scan before a 504 (default ${DEFAULT_OPTIONS.viaBudget})
+  --via-budget N    rows a via read may have left in its window (bounded or not)
+                    before the gateway answers 504 (default ${DEFAULT_OPTIONS.viaBudget})
   --churn RATE      rows per second written while clients page (default ${DEFAULT_OPTIONS.churnRate})
+  --gateway-timeout MS
+                    how long a read over the via budget waits before its 504, as a
+                    real gateway does; 0 answers at once (default ${DEFAULT_OPTIONS.gatewayTimeoutMs})
+  --replica-lag MS  export pages come from a replica (meta.readFrom "secondary") that
+                    shows pushed accounts and flags MS later (default ${DEFAULT_OPTIONS.replicaLagMs})
+  --strict          refuse what the real service may refuse: a body not sent as
+                    Content-Type: application/json, an unknown or malformed export
+                    query parameter (limit=abc, sort=foo, includeTotal=yes, an unencoded
+                    '+' in a timestamp), an edited cursor, and accounts without birthDate,
+                    dateDue, phones or loanType
+  --available LIST  catalog availability at start, e.g. D04,D06 or D04,D12=false;
+                    POST /__sandbox/availability changes it while clients run
+  --env             print shell lines on stdout instead of the JSON line:
+                    export LENDER_AUTH_URL=… for the demo lender (password included),
+                    also kept in a file only you can read while the sandbox runs. If a
+                    sandbox started with --env is already running, print its lines
+                    and exit, so in another shell: eval "$(lender sandbox --env)"
   --max-connections N
                     connections served at once; a request on one more is answered 503
                     with Retry-After (default ${DEFAULT_OPTIONS.maxConnections})
@@ -37,8 +58,22 @@ Options:
 
 Admin endpoints (no token): GET /__sandbox/stats, POST /__sandbox/drain,
 POST /__sandbox/faults {"latencyMs","faults","tokenTtlSeconds"}, POST /__sandbox/advance,
-POST /__sandbox/churn {"rate"}.
+POST /__sandbox/churn {"rate"}, POST /__sandbox/availability {"D04":true}.
 `;
+
+/** `D04,D06` or `D04=true,D12=false`: availability overrides. */
+export function parseAvailableFlag(text: string): Partial<Record<DatasetCode, boolean>> {
+  const available: Partial<Record<DatasetCode, boolean>> = {};
+  for (const part of text.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+    const match = /^([^=]+?)(?:=(true|false))?$/.exec(part);
+    const code = match?.[1]?.toUpperCase() ?? '';
+    if (match === null || !isDatasetCode(code)) {
+      throw new UsageError(`--available: '${part}' is not a dataset code such as D04, optionally =true or =false`);
+    }
+    available[code] = match[2] !== 'false';
+  }
+  return available;
+}
 
 /** Turns argv into SandboxOptions, refusing anything the sandbox would refuse. */
 export function parseSandboxArgs(argv: string[]): SandboxOptions {
@@ -55,6 +90,10 @@ export function parseSandboxArgs(argv: string[]): SandboxOptions {
     churn: { type: 'string' },
     'max-connections': { type: 'string' },
     'max-buffered-bytes': { type: 'string' },
+    'gateway-timeout': { type: 'string' },
+    'replica-lag': { type: 'string' },
+    strict: { type: 'boolean' },
+    available: { type: 'string' },
   });
   // Range checks beyond "a whole number" are resolveOptions' (below), so the CLI and
   // startSandbox() refuse the same values with the same words.
@@ -74,6 +113,10 @@ export function parseSandboxArgs(argv: string[]): SandboxOptions {
   set('churnRate', numberFlag(values.churn, '--churn'));
   set('maxConnections', whole('max-connections', values['max-connections']));
   set('maxBufferedBytes', whole('max-buffered-bytes', values['max-buffered-bytes']));
+  set('gatewayTimeoutMs', whole('gateway-timeout', values['gateway-timeout']));
+  set('replicaLagMs', whole('replica-lag', values['replica-lag']));
+  if (values.strict === true) options.strict = true;
+  if (values.available !== undefined) options.available = parseAvailableFlag(values.available);
   if (values.faults !== undefined) {
     try {
       options.faults = parseFaultSpec(values.faults);
@@ -91,6 +134,12 @@ export function parseSandboxArgs(argv: string[]): SandboxOptions {
   return options;
 }
 
+/** The arguments of `lender sandbox`: the sandbox's options, and whether to speak shell (--env). */
+export function parseSandboxCommand(argv: string[]): { options: SandboxOptions; env: boolean } {
+  const env = argv.includes('--env');
+  return { options: parseSandboxArgs(argv.filter((a) => a !== '--env')), env };
+}
+
 function untilAborted(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) resolve();
@@ -99,28 +148,47 @@ function untilAborted(signal: AbortSignal): Promise<void> {
 }
 
 async function run(argv: string[], io: CommandIo): Promise<number> {
-  const options = parseSandboxArgs(argv);
+  const { options, env } = parseSandboxCommand(argv);
+  const envFile = env ? envFilePath(io.env) : undefined;
+  if (envFile !== undefined) {
+    const running = await readRunningEnv(envFile);
+    if (running !== undefined) {
+      io.stdout.write(running.lines);
+      io.stderr.write(`lender sandbox: printed the variables of the sandbox already running (pid ${running.pid}) at ${running.authUrl}\n`);
+      if (argv.length > 1) io.stderr.write('lender sandbox: the other flags were not applied; stop that sandbox to start another with them\n');
+      return EXIT.ok;
+    }
+  }
   // Loaded here so `lender sandbox --help` and usage errors stay instant.
   const { startSandbox } = await import('../../sandbox/index.ts');
   const sandbox = await startSandbox(options);
   try {
-    const line = {
-      authUrl: sandbox.authUrl,
-      baseUrl: sandbox.baseUrl,
-      caFile: sandbox.caFile,
-      lenders: sandbox.lenders.map(({ lender, email, password, lenderPublicId }) => ({ lender, email, password, lenderPublicId })),
-    };
-    io.stdout.write(JSON.stringify(line) + '\n');
+    if (envFile !== undefined) {
+      const lines = exportLines(sandbox.authUrl, sandbox.credentials('demo'), sandbox.caFile);
+      await writeEnvFile(envFile, sandbox.authUrl, lines);
+      io.stdout.write(lines);
+    } else {
+      const line = {
+        authUrl: sandbox.authUrl,
+        baseUrl: sandbox.baseUrl,
+        caFile: sandbox.caFile,
+        lenders: sandbox.lenders.map(({ lender, email, password, lenderPublicId }) => ({ lender, email, password, lenderPublicId })),
+      };
+      io.stdout.write(JSON.stringify(line) + '\n');
+    }
     const faults = formatFaultSpec(options.faults ?? {});
     io.stderr.write(
       `lender sandbox: serving ${sandbox.authUrl} (seed ${options.seed ?? DEFAULT_OPTIONS.seed}, ` +
         `scale ${options.scale ?? DEFAULT_OPTIONS.scale}${faults === '' ? '' : `, faults ${faults}`}); CA certificate at ${sandbox.caFile}\n` +
         `lender sandbox: log in with: curl --cacert ${sandbox.caFile} -H 'content-type: application/json' ` +
         `-d '{"email":"<email>","password":"<password>"}' ${sandbox.authUrl}/admin/auth/demo/login\n` +
-        'lender sandbox: the first stdout line has the credentials; press Ctrl-C to stop\n',
+        (envFile === undefined
+          ? 'lender sandbox: the first stdout line has the credentials; press Ctrl-C to stop\n'
+          : `lender sandbox: in another shell: eval "$(lender sandbox --env)" (the lines are also in ${envFile}); press Ctrl-C to stop\n`),
     );
     await untilAborted(io.signal);
   } finally {
+    if (envFile !== undefined) await removeEnvFile(envFile);
     await sandbox.close();
   }
   io.stderr.write('lender sandbox: stopped\n');

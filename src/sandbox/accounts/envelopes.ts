@@ -2,8 +2,10 @@
 import type { RouteResponse } from '../contracts.ts';
 import type { AccountErrorEntry } from './types.ts';
 
-export function accepted(): RouteResponse {
-  return { status: 200, body: { code: 200, message: 'success', body: 'Processing started successfully', errors: [] } };
+/** The documented 200; `commit` queues what was accepted, once the answer is sent as is. */
+export function accepted(commit?: () => void): RouteResponse {
+  const response = { status: 200, body: { code: 200, message: 'success', body: 'Processing started successfully', errors: [] } };
+  return commit === undefined ? response : { ...response, commit };
 }
 
 export function rejected(errors: readonly AccountErrorEntry[]): RouteResponse {

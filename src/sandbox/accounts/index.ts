@@ -14,7 +14,7 @@ import { accountKey, applyAccountRecord, applyStatusUpdate, Portfolio } from './
 import { ProcessingQueue } from './processing-queue.ts';
 import { generateSeedPortfolio, seededSubAccountCount } from './seed-portfolio.ts';
 import type { AccountInput, StatusUpdateInput } from './types.ts';
-import { validateAccount, validateRequestInSlices } from './validate-account.ts';
+import { validateAccount, validateAccountStrict, validateRequestInSlices } from './validate-account.ts';
 import { statusUpdateValidator } from './validate-status-update.ts';
 
 export const ACCOUNTS_PATH = '/admin/v3/lenders/:lenderPublicId/accounts';
@@ -85,15 +85,17 @@ export function createAccountsModule(ctx: SandboxContext, listener: PortfolioLis
   // Validated in slices: a 10 MB body holds tens of thousands of records.
   const pushAccounts = async (req: RouteRequest): Promise<RouteResponse> => {
     const tenant = tenantOf(req);
-    const result = await validateRequestInSlices(req.body, validateAccount);
+    const result = await validateRequestInSlices(req.body, ctx.options.strict ? validateAccountStrict : validateAccount);
     if (!result.ok) return rejected(result.errors);
-    for (const record of result.records) {
-      if (record.status === 3) continue;
-      const key = pendingKey(tenant, record.debtorCompanyId, record.accountId);
-      pendingCreates.set(key, (pendingCreates.get(key) ?? 0) + 1);
-    }
-    enqueue(result.records.map((record) => ({ kind: 'account', tenant, record })));
-    return accepted();
+    // Queued only when the acceptance is answered: a fault injected instead applies nothing.
+    return accepted(() => {
+      for (const record of result.records) {
+        if (record.status === 3) continue;
+        const key = pendingKey(tenant, record.debtorCompanyId, record.accountId);
+        pendingCreates.set(key, (pendingCreates.get(key) ?? 0) + 1);
+      }
+      enqueue(result.records.map((record) => ({ kind: 'account', tenant, record })));
+    });
   };
 
   const updateStatus = async (req: RouteRequest): Promise<RouteResponse> => {
@@ -103,8 +105,7 @@ export function createAccountsModule(ctx: SandboxContext, listener: PortfolioLis
       pendingCreates.has(pendingKey(tenant, debtorCompanyId, accountId));
     const result = await validateRequestInSlices(req.body, statusUpdateValidator(exists));
     if (!result.ok) return rejected(result.errors);
-    enqueue(result.records.map((record) => ({ kind: 'status', tenant, record })));
-    return accepted();
+    return accepted(() => enqueue(result.records.map((record) => ({ kind: 'status', tenant, record }))));
   };
 
   return {

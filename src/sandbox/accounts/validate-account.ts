@@ -7,7 +7,9 @@
 // is what a record updates, so without it processing has no key; and the prose list is the one a
 // lender reads. The machine schema's extras (birthDate, dateDue, phones, loanType) are optional
 // here, but validated whenever sent. A client that satisfies this sandbox therefore sends every
-// field either list makes mandatory for the processing to mean anything.
+// field either list makes mandatory for the processing to mean anything. Strict mode
+// (SandboxOptions.strict) requires the union of both lists, so data that passes it passes
+// whichever reading the service enforces.
 //
 // Error entries. One entry per failed accountId; several failing records of one accountId merge
 // into one entry (duplicate messages kept once). A record whose accountId is missing or not a
@@ -96,7 +98,7 @@ function checkAddresses(value: unknown, errors: string[]): void {
 }
 
 /** The record's own errors, in the documented field order of the Account object. */
-export function accountErrors(raw: Record<string, unknown>): string[] {
+export function accountErrors(raw: Record<string, unknown>, strict = false): string[] {
   const errors: string[] = [];
   push(errors, checkStatus(raw.status));
   push(errors, checkRequiredString('debtorCompanyId', raw.debtorCompanyId));
@@ -110,15 +112,18 @@ export function accountErrors(raw: Record<string, unknown>): string[] {
   push(errors, checkOptionalString('idNumber', raw.idNumber));
   push(errors, checkOptionalString('emiratesId', raw.emiratesId));
   push(errors, checkOptionalString('passportNumber', raw.passportNumber));
+  if (strict && isAbsent(raw.birthDate)) errors.push('birthDate is required');
   push(errors, checkOptionalDate('birthDate', raw.birthDate));
   push(errors, checkOneOf('gender', raw.gender, GENDERS));
   push(errors, checkOptionalString('nationality', raw.nationality));
+  if (strict && isAbsent(raw.phones)) errors.push('phones is required');
   checkPhones(raw.phones, errors);
   checkEmails(raw.emails, errors);
   checkAddresses(raw.addresses, errors);
   push(errors, checkRequiredString('accountId', raw.accountId));
   push(errors, checkRequiredString('subAccountId', raw.subAccountId));
   push(errors, checkOptionalString('merchant', raw.merchant));
+  if (strict && isAbsent(raw.dateDue)) errors.push('dateDue is required');
   push(errors, checkOptionalDate('dateDue', raw.dateDue));
   push(errors, checkMoney('principal', raw.principal, true));
   push(errors, checkMoney('interest', raw.interest, false));
@@ -128,6 +133,7 @@ export function accountErrors(raw: Record<string, unknown>): string[] {
   if (!isAbsent(raw.additionalData) && !isPlainObject(raw.additionalData)) {
     errors.push('additionalData must be an object');
   }
+  if (strict && isAbsent(raw.loanType)) errors.push('loanType is required');
   push(errors, checkIntegerInRange('loanType', raw.loanType, 1, 8));
   return errors;
 }
@@ -213,6 +219,11 @@ export function validateRecord<T>(
 
 export function validateAccount(raw: unknown): Outcome<AccountInput> {
   return validateRecord(raw, accountErrors, normalize);
+}
+
+/** validateAccount that also requires birthDate, dateDue, phones and loanType. */
+export function validateAccountStrict(raw: unknown): Outcome<AccountInput> {
+  return validateRecord(raw, (r) => accountErrors(r, true), normalize);
 }
 
 /** The outcomes of one request's elements, in order: every record while all pass; once one fails,

@@ -2,8 +2,9 @@
 // body is exportError of ../responses.ts, shared with the server's own export-route errors.
 import type { RouteResponse } from '../contracts.ts';
 
-export function exportOk(body: unknown): RouteResponse {
-  return { status: 200, body: { code: 200, message: 'success', body, errors: [] } };
+export function exportOk(body: unknown, commit?: () => void): RouteResponse {
+  const response = { status: 200, body: { code: 200, message: 'success', body, errors: [] } };
+  return commit === undefined ? response : { ...response, commit };
 }
 
 export const MESSAGES = {

@@ -7,15 +7,18 @@ import { exportOk } from './envelopes.ts';
 import { tableKey } from './generated-rows.ts';
 import { handlePageRequest, type PageRouteSettings } from './page-route.ts';
 import { accountRaw, debtorRaw, eventRaw, subAccountRaw } from './portfolio-rows.ts';
+import { ReplicaLag } from './replica.ts';
 import { ExportStore } from './store.ts';
 import { lenderIdOf } from './table.ts';
 
 /** Knobs of the export half that SandboxOptions does not carry. */
 export interface ExportsTuning {
-  /** meta.readFrom of every page. Default 'primary'. */
+  /** meta.readFrom of every page. Default 'secondary' with a replica lag, else 'primary'. */
   readonly readFrom?: 'primary' | 'secondary';
   /** Store rows a windowed includeTotal count of a via dataset may evaluate before it answers
-   * totalNote 'timeout'. Default: options.viaBudget (the same planner limit as unbounded reads). */
+   * totalNote 'timeout'. Default: half of options.viaBudget. The count runs inside the page's
+   * request, so its budget is the part of the gateway's it may spend: a window the page can be
+   * read in may still be too wide to count. */
   readonly countBudget?: number;
 }
 
@@ -26,28 +29,33 @@ export function createExportsModule(ctx: SandboxContext, tuning: ExportsTuning =
   const { seed, scale } = ctx.options;
   const store = new ExportStore({ seed, scale, tenantIndexes: ctx.tenants.map((t) => t.index) });
   const churn = new Churn(seed, () => store.builtGeneratedTables(), () => ctx.now().getTime());
+  const replica = new ReplicaLag(ctx.options.replicaLagMs);
   const settings = (): PageRouteSettings => ({
-    // Read live: the options object is the sandbox's, and availability may be flipped on it.
-    available: ctx.options.available,
+    // Read live: availability changes while clients run.
+    available: ctx.availability,
     viaBudget: ctx.options.viaBudget,
-    countBudget: tuning.countBudget ?? ctx.options.viaBudget,
+    gatewayTimeoutMs: ctx.options.gatewayTimeoutMs,
+    countBudget: tuning.countBudget ?? Math.floor(ctx.options.viaBudget / 2),
     totalCap: ctx.options.totalCap,
-    readFrom: tuning.readFrom ?? 'primary',
+    readFrom: tuning.readFrom ?? (ctx.options.replicaLagMs > 0 ? 'secondary' : 'primary'),
+    strict: ctx.options.strict,
   });
 
+  // Every change of the accounts state reaches the export through the replica (at once when
+  // there is no lag, and for the seeded portfolio, written before the sandbox serves).
   const listener: PortfolioListener = {
     debtor(tenant, record) {
-      store.portfolio(tenant.index, 'D01').upsert(record.id, record.updatedAt, () => debtorRaw(record, lenderIdOf(tenant.index)));
+      replica.apply(() => store.portfolio(tenant.index, 'D01').upsert(record.id, record.updatedAt, () => debtorRaw(record, lenderIdOf(tenant.index))));
     },
     account(tenant, record) {
-      store.portfolio(tenant.index, 'D02').upsert(record.id, record.updatedAt, () => accountRaw(record, lenderIdOf(tenant.index)));
+      replica.apply(() => store.portfolio(tenant.index, 'D02').upsert(record.id, record.updatedAt, () => accountRaw(record, lenderIdOf(tenant.index))));
     },
     subAccount(tenant, record) {
-      store.portfolio(tenant.index, 'D03').upsert(record.id, record.updatedAt, () => subAccountRaw(record, lenderIdOf(tenant.index)));
+      replica.apply(() => store.portfolio(tenant.index, 'D03').upsert(record.id, record.updatedAt, () => subAccountRaw(record, lenderIdOf(tenant.index))));
     },
     event(tenant, record) {
       const key = tableKey(seed, tenant.index, 'D05');
-      store.portfolio(tenant.index, 'D05').upsert(record.id, record.createdAt, () => eventRaw(record, lenderIdOf(tenant.index), key));
+      replica.apply(() => store.portfolio(tenant.index, 'D05').upsert(record.id, record.createdAt, () => eventRaw(record, lenderIdOf(tenant.index), key)));
     },
   };
 
@@ -58,7 +66,7 @@ export function createExportsModule(ctx: SandboxContext, tuning: ExportsTuning =
       method: 'GET',
       pattern: '/admin/v3/lenders/:lenderPublicId/exports/catalog',
       auth: 'export',
-      handler: () => exportOk(catalogBody(ctx.options.available)),
+      handler: () => exportOk(catalogBody(ctx.availability)),
     },
     {
       method: 'GET',
@@ -82,8 +90,12 @@ export function createExportsModule(ctx: SandboxContext, tuning: ExportsTuning =
     start() {
       if (ctx.options.churnRate > 0) churn.setRate(Math.min(ctx.options.churnRate, MAX_CHURN_RATE));
     },
+    serving() {
+      replica.start();
+    },
     close() {
       churn.close();
+      replica.close();
     },
   };
 }

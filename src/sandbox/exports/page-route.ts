@@ -1,6 +1,6 @@
 // The route of GET /admin/v3/lenders/:lenderPublicId/exports/:sectionCode/:datasetCode: one page
 // of a dataset. The server has already checked the token and that the path's lender is the token's.
-import { type DatasetCode, datasetInfo, SCHEMA_VERSION, sectionInfo } from '../../core/catalog.ts';
+import { datasetInfo, SCHEMA_VERSION, sectionInfo } from '../../core/catalog.ts';
 import type { RouteRequest, RouteResponse, SandboxStats } from '../contracts.ts';
 import { type Availability, isAvailable } from './catalog.ts';
 import { CursorError, type CursorKey, decodeCursor, encodeCursor } from './cursor.ts';
@@ -10,15 +10,17 @@ import { isoOrNull, type PageQuery, parsePageQuery, QueryError } from './query.t
 import { readPage } from './read-page.ts';
 import type { ExportStore } from './store.ts';
 
-/** The largest via datasets: an unbounded read of them can hit the gateway timeout. */
-const BUDGETED_DATASETS: ReadonlySet<DatasetCode> = new Set(['D03', 'D23']);
-
 export interface PageRouteSettings {
   readonly available: Availability;
+  /** Rows a via read may scan in its window before the gateway answers 504. */
   readonly viaBudget: number;
+  /** How long the gateway waits before that 504 (ms). */
+  readonly gatewayTimeoutMs: number;
   readonly countBudget: number;
   readonly totalCap: number;
   readonly readFrom: 'primary' | 'secondary';
+  /** No leniency in the query string or the cursor (query.ts). */
+  readonly strict: boolean;
 }
 
 export function handlePageRequest(req: RouteRequest, store: ExportStore, settings: PageRouteSettings, stats: SandboxStats): RouteResponse {
@@ -33,8 +35,12 @@ export function handlePageRequest(req: RouteRequest, store: ExportStore, setting
   let query: PageQuery;
   let after: CursorKey | null = null;
   try {
-    query = parsePageQuery(req.url.searchParams);
-    if (query.cursor !== null) after = decodeCursor(query.cursor, info.code, query.sort);
+    query = parsePageQuery(req.url.searchParams, settings.strict);
+    if (query.cursor !== null) {
+      after = decodeCursor(query.cursor, info.code, query.sort);
+      // The base64url decoder ignores a trailing partial character; only the exact token is one.
+      if (settings.strict && encodeCursor(after) !== query.cursor) throw new CursorError('not the token as issued');
+    }
   } catch (error) {
     if (error instanceof CursorError) return exportError(500, MESSAGES.malformedCursor, req.requestId);
     if (error instanceof QueryError) return exportError(500, error.message, req.requestId);
@@ -43,14 +49,18 @@ export function handlePageRequest(req: RouteRequest, store: ExportStore, setting
 
   const result = readPage(store.table(tenant.index, info.code), { ...query, after }, {
     pathKind: info.pathKind,
-    unboundedScanBudget: BUDGETED_DATASETS.has(info.code) ? settings.viaBudget : null,
+    scanBudget: info.pathKind === 'via' ? settings.viaBudget : null,
     countBudget: settings.countBudget,
     totalCap: settings.totalCap,
   });
-  if (result.kind === 'gateway-timeout') return exportError(504, MESSAGES.gatewayTimeout, req.requestId);
+  if (result.kind === 'gateway-timeout') {
+    return { ...exportError(504, MESSAGES.gatewayTimeout, req.requestId), delayMs: settings.gatewayTimeoutMs };
+  }
 
-  stats['exportPages'] = (stats['exportPages'] ?? 0) + 1;
-  stats['exportRows'] = (stats['exportRows'] ?? 0) + result.rows.length;
+  const commit = (): void => {
+    stats['exportPages'] = (stats['exportPages'] ?? 0) + 1;
+    stats['exportRows'] = (stats['exportRows'] ?? 0) + result.rows.length;
+  };
   const nextCursor = result.next === null ? null : encodeCursor({ dataset: info.code, sort: query.sort, ...result.next });
   return exportOk({
     section: { code: section.code, name: section.name },
@@ -66,5 +76,5 @@ export function handlePageRequest(req: RouteRequest, store: ExportStore, setting
       tenantPathKind: info.pathKind,
       readFrom: settings.readFrom,
     },
-  });
+  }, commit);
 }

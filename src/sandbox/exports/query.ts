@@ -8,6 +8,10 @@
 // - since/until: ISO-8601 dates or date-times; a value without an offset is UTC. An unparseable
 //   value is a 500 rather than being ignored: ignoring `since` would turn an incremental load
 //   into a full one, ignoring `until` would read past a window.
+// Strict mode (SandboxOptions.strict) keeps none of that leniency, since the service may keep
+// none: a parameter it does not document, a repeated or empty one, a limit that is not an
+// integer, a sort other than asc/desc, an includeTotal other than true/false, and a timestamp
+// holding a space (an unencoded '+') are each a 500 naming the parameter.
 import { DateTime } from 'luxon';
 import { PAGE_MAX } from '../../core/catalog.ts';
 import type { SortOrder } from './cursor.ts';
@@ -59,7 +63,8 @@ function parseBound(params: URLSearchParams, name: 'since' | 'until'): number | 
   return ms;
 }
 
-export function parsePageQuery(params: URLSearchParams): PageQuery {
+export function parsePageQuery(params: URLSearchParams, strict = false): PageQuery {
+  if (strict) checkStrictQuery(params);
   const cursor = params.get('cursor');
   return {
     since: parseBound(params, 'since'),
@@ -69,6 +74,30 @@ export function parsePageQuery(params: URLSearchParams): PageQuery {
     sort: parseSort(params.get('sort')),
     includeTotal: parseFlag(params.get('includeTotal')),
   };
+}
+
+export const QUERY_PARAMETERS = ['since', 'until', 'cursor', 'limit', 'sort', 'includeTotal'] as const;
+
+const STRICT_VALUES: Readonly<Record<string, { readonly test: (value: string) => boolean; readonly expected: string }>> = {
+  since: { test: (v) => !/\s/.test(v), expected: "an ISO-8601 timestamp with any '+' encoded as %2B" },
+  until: { test: (v) => !/\s/.test(v), expected: "an ISO-8601 timestamp with any '+' encoded as %2B" },
+  cursor: { test: () => true, expected: 'the nextCursor of a previous page' },
+  limit: { test: (v) => /^-?\d+$/.test(v), expected: 'an integer' },
+  sort: { test: (v) => v === 'asc' || v === 'desc', expected: 'asc or desc' },
+  includeTotal: { test: (v) => v === 'true' || v === 'false', expected: 'true or false' },
+};
+
+function checkStrictQuery(params: URLSearchParams): void {
+  const seen = new Set<string>();
+  for (const [name, value] of params) {
+    const rule = STRICT_VALUES[name];
+    if (rule === undefined) {
+      throw new QueryError(`Unknown query parameter '${name}'; the parameters are ${QUERY_PARAMETERS.join(', ')}.`);
+    }
+    if (seen.has(name)) throw new QueryError(`Query parameter '${name}' is given more than once.`);
+    seen.add(name);
+    if (value === '' || !rule.test(value)) throw new QueryError(`Malformed ${name}: expected ${rule.expected}.`);
+  }
 }
 
 export function isoOrNull(ms: number | null): string | null {

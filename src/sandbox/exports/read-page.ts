@@ -25,8 +25,9 @@ export interface PageRequest {
 
 export interface PageLimits {
   readonly pathKind: TenantPathKind;
-  /** Rows an unbounded read may have left to scan before it answers 504; null: no limit. */
-  readonly unboundedScanBudget: number | null;
+  /** The gateway's budget: rows a read may have to scan in its window, from the cursor on, before
+   * it answers 504 (every store row counts, the tenant's or not); null: no limit. */
+  readonly scanBudget: number | null;
   /** Store rows a windowed count of a via dataset may evaluate before it gives up ('timeout'). */
   readonly countBudget: number;
   readonly totalCap: number;
@@ -65,9 +66,12 @@ export function readPage(table: ExportTable, req: PageRequest, limits: PageLimit
   }
 
   const unbounded = req.since === null && req.until === null;
-  if (unbounded && limits.unboundedScanBudget !== null && !empty) {
+  // A via read joins through the parent before it can sort and cut a page, so what it costs is
+  // the rest of its window, whatever the limit: a bounded but wide window costs what an
+  // unbounded read does.
+  if (limits.scanBudget !== null && !empty) {
     const wouldScan = asc ? index.countBetween(from, hi) : index.countBetween(lo, from);
-    if (wouldScan > limits.unboundedScanBudget) return { kind: 'gateway-timeout', wouldScan };
+    if (wouldScan > limits.scanBudget) return { kind: 'gateway-timeout', wouldScan };
   }
 
   const rows: ExportRow[] = [];

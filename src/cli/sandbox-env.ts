@@ -1,0 +1,80 @@
+// `lender sandbox --env`: the demo lender's connection as shell `export` lines (the LENDER_*
+// variables the client reads), printed on stdout and kept while the sandbox runs in a file only
+// its owner can read, so a second shell gets them with `eval "$(lender sandbox --env)"`: that
+// command finds the file of the running sandbox, prints it and exits.
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { ENV } from '../client/config.ts';
+import { openPrivate } from '../core/private-files.ts';
+
+/** `$XDG_CONFIG_HOME/lender-streams/sandbox.env`, else `~/.config/lender-streams/sandbox.env`:
+ * the folder of the credentials file. */
+export function envFilePath(env: NodeJS.ProcessEnv): string {
+  return join(env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'lender-streams', 'sandbox.env');
+}
+
+/** A POSIX shell word that stands for `value` exactly. */
+export function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+export interface EnvLogin {
+  readonly lender: string;
+  readonly email: string;
+  readonly password: string;
+}
+
+export function exportLines(authUrl: string, login: EnvLogin, caFile: string): string {
+  const values: [string, string][] = [
+    [ENV.authUrl, authUrl],
+    [ENV.lender, login.lender],
+    [ENV.email, login.email],
+    [ENV.password, login.password],
+    [ENV.caFile, caFile],
+  ];
+  return values.map(([name, value]) => `export ${name}=${shellQuote(value)}\n`).join('');
+}
+
+// The first line names the process, so a file left by one that died is known as stale.
+const HEADER = /^# lender sandbox pid (\d+) at (\S+)\n/;
+
+export async function writeEnvFile(path: string, authUrl: string, lines: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const handle = await openPrivate(path, 'w');
+  try {
+    await handle.writeFile(`# lender sandbox pid ${process.pid} at ${authUrl}\n${lines}`);
+  } finally {
+    await handle.close();
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The lines of a sandbox that runs now, or undefined (no file, or one its process left). */
+export async function readRunningEnv(path: string): Promise<{ pid: number; authUrl: string; lines: string } | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const header = HEADER.exec(text);
+  if (header === null) return undefined;
+  const pid = Number(header[1]);
+  if (pid === process.pid || !alive(pid)) return undefined;
+  return { pid, authUrl: header[2]!, lines: text.slice(header[0].length) };
+}
+
+/** Removes the file if it is still this process's (another sandbox may have taken it over). */
+export async function removeEnvFile(path: string): Promise<void> {
+  const text = await readFile(path, 'utf8').catch(() => '');
+  if (HEADER.exec(text)?.[1] === String(process.pid)) await rm(path, { force: true });
+}
