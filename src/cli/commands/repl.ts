@@ -28,11 +28,13 @@ const HELP = `Usage: lender repl [--sandbox [--seed N] [--scale N]] [connection 
 An interactive Node.js REPL with a logged-in session. Top-level await works:
   await rows('D07', {limit: 3})      first rows of a dataset, as a table
   await count('D23')                 rows in a dataset (via datasets: summed per month)
+  await describe('D07')              fields, types, null share, distinct values, row count
   await pages('D03', {pages: 2})     page summaries
   for await (const r of stream('D07')) { ... }
   await push('accounts.ndjson')      push account records; rejects are listed
   await flag([{status: 'doNotContact', debtorCompanyId: 'C-1', accountId: 'A-1'}])
-  await sync(['D07'], {out: 'data/'})
+  await sync(['D07'], {to: 'duckdb:lender.duckdb'})
+  await sql('SELECT payment_status, count(*) FROM d07 GROUP BY ALL')   over that file
   table(rows, ['public_id', 'amount']), chart({SUCCESS: 10, FAILED: 2})
 Commands: .datasets .whoami .relogin .stack .help .exit
 Ctrl-C stops a running call and keeps the REPL. Errors print as one line; .stack (or
