@@ -1,0 +1,61 @@
+// Whether dist/ was compiled from exactly the sources present. The build records each source
+// file's size and modification time, taken before compiling (an edit made during the build
+// leaves dist/ stale, never current); at start the bin compares them, a few milliseconds for a
+// checkout's couple of hundred files. Any difference (a file edited, added, removed, or checked
+// out anew) and dist/ is not used.
+//
+//   node bin/dist-freshness.mjs build    compile dist/ (tsc -p tsconfig.build.json) and record the sources
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = new URL('../', import.meta.url);
+/** What the compiled output depends on: the folders tsconfig.build.json compiles, and its settings. */
+const SOURCE_DIRS = ['src/', 'repl/'];
+const SETTINGS = ['tsconfig.json', 'tsconfig.build.json'];
+const STAMP = new URL('dist/.sources.json', ROOT);
+
+/** path -> [size, mtimeMs] of every source file. */
+export function sourceSnapshot() {
+  const files = {};
+  const record = (path) => {
+    const stat = statSync(new URL(path, ROOT));
+    files[path] = [stat.size, stat.mtimeMs];
+  };
+  for (const dir of SOURCE_DIRS) {
+    let names;
+    try {
+      names = readdirSync(new URL(dir, ROOT), { recursive: true });
+    } catch {
+      continue;
+    }
+    for (const name of names) if (name.endsWith('.ts')) record(`${dir}${name.split('\\').join('/')}`);
+  }
+  for (const path of SETTINGS) record(path);
+  return files;
+}
+
+/** True when dist/ holds a build of the sources as they are now. */
+export function distIsCurrent() {
+  let stamp;
+  try {
+    stamp = JSON.parse(readFileSync(STAMP, 'utf8')).files;
+  } catch {
+    return false;
+  }
+  const now = sourceSnapshot();
+  const paths = Object.keys(now);
+  if (paths.length !== Object.keys(stamp).length) return false;
+  return paths.every((path) => stamp[path]?.[0] === now[path][0] && stamp[path]?.[1] === now[path][1]);
+}
+
+function build() {
+  const before = sourceSnapshot();
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: fileURLToPath(ROOT), stdio: 'inherit' });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+  writeFileSync(STAMP, JSON.stringify({ files: before }) + '\n');
+}
+
+if (process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href && process.argv[2] === 'build') build();
