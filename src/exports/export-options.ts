@@ -42,7 +42,7 @@ export interface ExportOptions {
   ordered?: boolean;
   /**
    * With `concurrency` above 1, windows keep reading beyond `prefetch` pages while the pages held
-   * for the consumer add up to less than this many bytes (of JSON, estimated). Default 8 MiB.
+   * for the consumer add up to less than this many bytes (of JSON, estimated). Default 2 MiB.
    */
   readAheadBytes?: number;
   /** Resume and incremental bookkeeping; saved as the consumer takes each page. */
@@ -121,7 +121,7 @@ export interface ExportSettings {
 }
 
 /** What windows read ahead of the consumer together, beyond `prefetch` pages each. */
-export const DEFAULT_READ_AHEAD_BYTES = 8 * 1024 * 1024;
+export const DEFAULT_READ_AHEAD_BYTES = 2 * 1024 * 1024;
 
 export function exportSettings(opts: ExportOptions, dataset: ResolvedDataset): ExportSettings {
   const concurrency = parseInteger(opts.concurrency ?? 1, 'concurrency', { min: 1 });

@@ -1,7 +1,8 @@
 // Reads several async iterators at once and hands their items on: strictly in task order
-// (`ordered`), or each as soon as it is read. Up to `concurrency` tasks are read at once; each may
-// hold `prefetch` items ahead of the consumer, and more while the items held by all of them stay
-// under a budget of bytes, so tasks behind the head keep reading instead of stalling. The head
+// (`ordered`), or each as soon as it is read. Up to `concurrency` tasks are read at once. Without
+// a budget each holds up to `prefetch` items ahead of the consumer; with a budget of bytes the
+// head holds `prefetch` and every task reads on while the items held stay under the budget, so
+// tasks behind the head keep reading instead of stalling. The head
 // (in order) or any task (out of order) is also read on demand. Knows nothing of windows or pages.
 
 /** What a slot is doing: free to read more, a read in flight, finished, or failed. */
@@ -30,9 +31,10 @@ export interface ParallelReaderOptions<T, I> {
   /** Hand items over in task order (default), or as soon as they are read. */
   ordered?: boolean;
   /**
-   * Tasks read beyond `prefetch` items while the items held add up to fewer bytes than this
-   * (default 0: `prefetch` alone bounds the look-ahead). With a budget, a task that was read to
-   * its end no longer counts against `concurrency`: the next one opens while its items wait.
+   * Tasks read on while the items held add up to fewer bytes than this (default 0: `prefetch`
+   * alone bounds the look-ahead, per task). With a budget only the head in order keeps
+   * `prefetch` items regardless, and a task that was read to its end no longer counts against
+   * `concurrency`: the next one opens while its items wait.
    */
   budgetBytes?: number;
   /** The size of an item in bytes, for the budget. */
@@ -192,12 +194,15 @@ export class ParallelReader<T extends ReadTask<I>, I> implements AsyncIterableIt
     // Read on demand: the head in order; out of order, every task while nothing is held.
     const ordered = this.#opts.ordered !== false;
     const starving = this.#waiter !== null && (ordered ? this.#slots[0]?.buffer.length === 0 : this.#slots.every((s) => s.buffer.length === 0));
-    this.#slots.forEach((slot, i) => this.#read(slot, starving && (!ordered || i === 0)));
+    this.#slots.forEach((slot, i) => this.#read(slot, starving && (!ordered || i === 0), ordered && i === 0));
   }
 
-  #read(slot: Slot<T, I>, onDemand: boolean): void {
+  /** Without a budget every task reads `prefetch` items ahead; with one, only the head in order
+   * does, and everything else is read while the items held stay under the budget. */
+  #read(slot: Slot<T, I>, onDemand: boolean, isHead: boolean): void {
     if (slot.state !== 'ready') return;
-    const wanted = onDemand || slot.buffer.length < this.#opts.prefetch || this.#underBudget();
+    const prefetched = (isHead || (this.#opts.budgetBytes ?? 0) === 0) && slot.buffer.length < this.#opts.prefetch;
+    const wanted = onDemand || prefetched || this.#underBudget();
     if (!wanted) return;
     slot.state = 'reading';
     this.#started += 1;
