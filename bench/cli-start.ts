@@ -35,7 +35,7 @@ async function timed(args: string[], env: NodeJS.ProcessEnv = process.env): Prom
   const t0 = performance.now();
   const child = spawn(NODE, args, { env, stdio: ['ignore', openSync('/dev/null', 'w'), 'pipe'] });
   let stderr = '';
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   const [code] = (await once(child, 'close')) as [number | null];
   if (code !== 0) throw new Error(`${args.join(' ')} exited ${code}: ${stderr.slice(0, 500)}`);
   return performance.now() - t0;

@@ -212,7 +212,7 @@ export class ParallelReader<T extends ReadTask<I>, I> implements AsyncIterableIt
         if (result.done === true) {
           slot.state = 'ended';
         } else {
-          const size = this.#opts.sizeOf?.(result.value) ?? 0;
+          const size = (this.#opts.budgetBytes ?? 0) > 0 ? this.#opts.sizeOf?.(result.value) ?? 0 : 0;
           slot.buffer.push({ item: result.value, size });
           this.#bytes += size;
           slot.state = 'ready';
