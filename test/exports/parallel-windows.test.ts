@@ -16,6 +16,7 @@ import { FakeApi, makeRows, type FakeRow } from './fake-api.ts';
 
 const NOW = () => new Date('2026-01-01T00:00:00Z');
 const LATER = () => new Date('2026-06-01T00:00:00Z');
+const ORIGIN = '2015-01-01T00:00:00.000Z';
 const ids = (rows: readonly unknown[]) => rows.map((r) => (r as FakeRow).public_id);
 
 async function pagesOf(api: FakeApi, opts: ExportOptions): Promise<ExportPage[]> {
@@ -72,6 +73,34 @@ test('a first load from the default origin asks once where the rows start, then 
     // The empty years are recorded done with the first page, so a resume does not cross them either.
     assert.deepEqual(got[0]!.checkpoint.state.load!.progress!.done[0], { since: '2015-01-01T00:00:00.000Z', until: '2025-01-01T00:00:00.000Z' });
   }
+});
+
+/** A via fake whose first one-row answer over the whole load is an empty page with a cursor. */
+class EmptyFirstProbeApi extends FakeApi {
+  override async fetchPage(ref: DatasetRef, query: PageQuery, opts?: RequestOptions): Promise<ExportPageBody> {
+    if (query.limit === 1 && query.cursor === undefined && query.since === ORIGIN) {
+      const page = await super.fetchPage(ref, { ...query, until: query.since! }, opts);
+      return { ...page, rows: [], pagination: { ...page.pagination, nextCursor: Buffer.from(JSON.stringify([0, ''])).toString('base64url') } };
+    }
+    return super.fetchPage(ref, query, opts);
+  }
+}
+
+test('the probe for where the rows start follows an empty page with a cursor; an empty dataset reads only from the month of the load\'s end', async () => {
+  const rows = makeRows(300);
+  const api = new EmptyFirstProbeApi({ rows, pathKind: 'via' });
+  const got = await pagesOf(api, { limit: 50 });
+  const probes = api.queries.filter((q) => q.limit === 1 && q.since === ORIGIN);
+  assert.equal(probes.length, 2, 'the empty page and the one after it');
+  assert.equal(api.queries.filter((q) => Date.parse(q.since!) < Date.parse('2025-01-01T00:00:00Z') && q.limit !== 1).length, 0);
+  assert.equal(got.flatMap((p) => p.rows).length, new FakeApi({ rows, pathKind: 'via' }).rows.length / 2, 'every row the via pages hold');
+
+  const empty = new FakeApi({ rows: [], pathKind: 'via' });
+  const none = await pagesOf(empty, {});
+  assert.deepEqual(none.flatMap((p) => p.rows), []);
+  // The load ends at 2026-01-01T00:00 (NOW): after the probe, only the open window from the
+  // start of that month, for rows written meanwhile.
+  assert.deepEqual(empty.queries.slice(1).map((q) => [q.since, q.until]), [['2026-01-01T00:00:00.000Z', undefined]]);
 });
 
 test('ordered: false hands over pages as they come: a window that waits does not hold back the others', async () => {
