@@ -76,7 +76,7 @@ export class ExportStream extends Readable {
   };
 
   constructor(api: ServiceApi, ref: DatasetRef, opts: ExportOptions, mode: Mode) {
-    // Pages: nothing buffered beyond what the consumer asked for (prefetch is the only lookahead).
+    // Pages: nothing buffered beyond what the consumer asked for (the reader does the look-ahead).
     super({ objectMode: true, highWaterMark: mode === 'pages' ? 0 : 16 });
     this.#api = api;
     this.#mode = mode;
