@@ -5,10 +5,8 @@
 // out anew) and dist/ is not used.
 //
 //   node bin/dist-freshness.mjs build    compile dist/ (tsc -p tsconfig.build.json) and record the sources
-import { spawnSync } from 'node:child_process';
+// Only node:fs at the top: this module is on the path of every start of the bin.
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 
 const ROOT = new URL('../', import.meta.url);
 /** What the compiled output depends on: the folders tsconfig.build.json compiles, and its settings. */
@@ -50,7 +48,10 @@ export function distIsCurrent() {
   return paths.every((path) => stamp[path]?.[0] === now[path][0] && stamp[path]?.[1] === now[path][1]);
 }
 
-function build() {
+async function build() {
+  const { spawnSync } = await import('node:child_process');
+  const { createRequire } = await import('node:module');
+  const { fileURLToPath } = await import('node:url');
   const before = sourceSnapshot();
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: fileURLToPath(ROOT), stdio: 'inherit' });
@@ -58,4 +59,4 @@ function build() {
   writeFileSync(STAMP, JSON.stringify({ files: before }) + '\n');
 }
 
-if (process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href && process.argv[2] === 'build') build();
+if (process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href && process.argv[2] === 'build') await build();
