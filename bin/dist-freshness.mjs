@@ -5,6 +5,9 @@
 // out anew) and dist/ is not used.
 //
 //   node bin/dist-freshness.mjs build    compile dist/ (tsc -p tsconfig.build.json) and record the sources
+//   node bin/dist-freshness.mjs prepare  the same on `npm ci`, but never failing the install: without
+//                                        typescript (--omit=dev) or with a type error nothing is
+//                                        recorded, and the bin runs the sources
 // Only node:fs at the top: this module is on the path of every start of the bin.
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 
@@ -48,15 +51,29 @@ export function distIsCurrent() {
   return paths.every((path) => stamp[path]?.[0] === now[path][0] && stamp[path]?.[1] === now[path][1]);
 }
 
-async function build() {
+/** Compiles dist/ and records the sources it was compiled from; the exit code of tsc. */
+async function build({ lenient }) {
   const { spawnSync } = await import('node:child_process');
   const { createRequire } = await import('node:module');
   const { fileURLToPath } = await import('node:url');
   const before = sourceSnapshot();
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  let tsc;
+  try {
+    tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  } catch (error) {
+    if (!lenient) throw error;
+    process.stderr.write('lender: typescript is not installed, dist/ is not built; `lender` runs the sources.\n');
+    return 0;
+  }
   const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: fileURLToPath(ROOT), stdio: 'inherit' });
-  if (result.status !== 0) process.exit(result.status ?? 1);
+  if (result.status !== 0) {
+    if (!lenient) return result.status ?? 1;
+    process.stderr.write('lender: the build failed (above), dist/ is not current; `lender` runs the sources.\n');
+    return 0;
+  }
   writeFileSync(STAMP, JSON.stringify({ files: before }) + '\n');
+  return 0;
 }
 
-if (process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href && process.argv[2] === 'build') await build();
+const command = process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href ? process.argv[2] : undefined;
+if (command === 'build' || command === 'prepare') process.exitCode = await build({ lenient: command === 'prepare' });
