@@ -185,7 +185,7 @@ console.log(
     writerRecordsPerSec: Math.round(writerRate),
     plainPostRecordsPerSec: Math.round(plainRate),
     ratio: Number(ratio.toFixed(3)),
-    target: 0.8,
+    target: 0.85,
     validationMicrosPerRecord: Number(Math.min(...validation).toFixed(2)),
     writerCpuMicrosPerRecord: Number(median(writerCpu).toFixed(1)),
     plainPostCpuMicrosPerRecord: Number(median(plainCpu).toFixed(1)),

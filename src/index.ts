@@ -55,7 +55,7 @@ export type { DurationValue } from './core/options.ts';
 // ---- state stores (resume and incremental loads) and their lock
 export {
   fileState, memoryState, StateLockedError,
-  type DatasetState, type FileStateStore, type LoadPosition, type LoadRecord, type StateStore,
+  type DatasetState, type FileStateStore, type LoadPosition, type LoadProgress, type LoadRecord, type StateStore,
   type Windowing, type ValueMark, type LockHolder, type StateLock,
 } from './exports/index.ts';
 

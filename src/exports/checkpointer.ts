@@ -1,13 +1,14 @@
-// A load's bookkeeping: the high-water mark, where the load stands, and the lookback memory; and
-// the state each delivered page moves it to. It saves nothing: the stream saves a page's state
+// A load's bookkeeping: the high-water mark, which windows are done and where the ones being
+// read stand, and the lookback memory; and the state each delivered page moves it to. It saves nothing: the stream saves a page's state
 // once the consumer has taken the page (save-queue.ts); a sink may commit it with the rows.
 import {
   HighWaterTracker, boundaryFilter, pruneSeen, recordSeen, seenFilter, type DeliveredFilter, type RowKey, type ValueMark,
 } from './highwater.ts';
 import { seenFloor } from './load-plan.ts';
-import type { DatasetState, LoadRecord } from './state.ts';
+import { donePart, progressOf, withDone, type LoadProgress } from './progress.ts';
+import type { DatasetState, LoadPosition, LoadRecord } from './state.ts';
 import type { WalkedPage } from './walk.ts';
-import type { Window } from './windows.ts';
+import { describeWindow, type Window } from './windows.ts';
 
 /** Where a load stands after one delivered page (`page.checkpoint`, the 'checkpoint' event); saving
  * its `state` lets a re-run resume after that page. */
@@ -29,8 +30,15 @@ export interface Checkpoint {
 export interface Checkpointer {
   /** Drop rows that earlier loads delivered: the inclusive since's boundary, the lookback memory. */
   readonly filters: readonly (DeliveredFilter | null)[];
-  /** Takes the page as delivered; its checkpoint's state is the one to keep with its rows. */
-  delivered(page: WalkedPage): Checkpoint;
+  /** The load's progress as it started (the windows a resume still has to read follow from it). */
+  readonly progress: LoadProgress;
+  /** A span found to hold no row before any window was read there (the probe for the data's start). */
+  skipped(span: Window): void;
+  /** Takes the page of the window `task` as delivered; its checkpoint's state is the one to keep
+   * with its rows. */
+  delivered(page: WalkedPage, task: Window): Checkpoint;
+  /** The window `task` was delivered to its end. */
+  ended(task: Window): void;
   /** The state once every page was delivered: no load in progress. */
   completed(): DatasetState;
 }
@@ -63,6 +71,11 @@ export class LoadCheckpointer implements Checkpointer {
   /** id -> cursor value of rows delivered inside the lookback span; null without a lookback. */
   #seen: Record<string, string> | null;
   #pruneAt = PRUNE_AT;
+  readonly progress: LoadProgress;
+  /** Spans done, merged: windows ended, and what earlier runs completed. */
+  #done: Window[];
+  /** Windows being read (by their text): the window and the position after its last page. */
+  readonly #open = new Map<string, { window: Window; at: LoadPosition }>();
 
   constructor(start: CheckpointerStart) {
     this.#dataset = start.dataset;
@@ -72,6 +85,11 @@ export class LoadCheckpointer implements Checkpointer {
     this.#lookbackMs = start.lookbackMs;
     this.#hw = new HighWaterTracker(start.previous?.highWater ?? null, start.rowKey);
     this.#seen = start.lookbackMs > 0 ? { ...(start.previous?.seen ?? {}) } : null;
+    this.progress = progressOf(this.#load);
+    this.#done = this.progress.done;
+    // A window an earlier run left part-way stays where it stood until a page of it is delivered.
+    for (const at of this.progress.open) this.#open.set(describeWindow(at.window), { window: at.window, at });
+    this.#load.position = null;
     // The lookback memory is consulted only on incremental runs; the boundary set always.
     this.filters = [
       boundaryFilter(this.#load.skip, this.#rowKey),
@@ -79,7 +97,16 @@ export class LoadCheckpointer implements Checkpointer {
     ];
   }
 
-  delivered(page: WalkedPage): Checkpoint {
+  skipped(span: Window): void {
+    this.#done = withDone(this.#done, span);
+  }
+
+  ended(task: Window): void {
+    this.#open.delete(describeWindow(task));
+    this.#done = withDone(this.#done, task);
+  }
+
+  delivered(page: WalkedPage, task: Window): Checkpoint {
     const field = page.cursorField;
     this.#hw.observe(page.rows, field);
     const highWater = this.#hw.snapshot();
@@ -92,9 +119,10 @@ export class LoadCheckpointer implements Checkpointer {
       }
     }
     const cursor = page.body.pagination.nextCursor;
-    this.#load.position = { window: page.window, cursor, last: page.last };
+    this.#open.set(describeWindow(task), { window: task, at: { window: page.window, cursor, last: page.last } });
+    this.#load.progress = this.#snapshot();
     const state: DatasetState = {
-      version: 1,
+      version: 2,
       dataset: this.#stateKey,
       highWater,
       load: structuredClone(this.#load),
@@ -103,12 +131,25 @@ export class LoadCheckpointer implements Checkpointer {
     return { dataset: this.#dataset, window: page.window, cursor, highWater, state };
   }
 
+  /** Done: the spans ended plus the part of each open window before its position; open: the
+   * windows with a cursor to go on from. */
+  #snapshot(): LoadProgress {
+    const parts: Window[] = [];
+    const open: LoadPosition[] = [];
+    for (const { window, at } of this.#open.values()) {
+      const part = donePart(window, at, this.#load.sort);
+      if (part !== null) parts.push(part);
+      if (at.cursor !== null) open.push(structuredClone(at));
+    }
+    return { done: withDone(this.#done, ...parts), open };
+  }
+
   completed(): DatasetState {
     const highWater = this.#hw.snapshot();
     let seen = this.#seen;
     if (seen !== null && highWater !== null) seen = pruneSeen(seen, seenFloor(highWater.value, this.#lookbackMs));
     return {
-      version: 1,
+      version: 2,
       dataset: this.#stateKey,
       highWater,
       load: null,

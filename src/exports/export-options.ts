@@ -25,14 +25,26 @@ export interface ExportOptions {
   sort?: 'asc' | 'desc';
   /** 'auto' (default): calendar months for via datasets, one window for direct ones. */
   window?: WindowOption;
-  /** Where windowed initial loads start. Default 2015-01-01T00:00:00Z, before any data. */
+  /** Where windowed initial loads start. Default 2015-01-01T00:00:00Z, before any data; a via
+   * dataset's first load from it asks once where the rows start and skips the years before. */
   origin?: string;
   /** Ask the service for totals: once per window (so once per load for one-window loads). */
   includeTotal?: boolean;
   /** Pages fetched ahead of the consumer, per open window. Default 1. */
   prefetch?: number;
-  /** Windows read at once; delivery stays in window order. Default 1. */
+  /** Windows read at once. Default 1. */
   concurrency?: number;
+  /**
+   * true (default): pages are delivered window by window, in the order of the cursor field.
+   * false: each page as soon as it is read, whichever window it is from. Either way each page's
+   * checkpoint records the windows done, so a resume reads only what is unfinished.
+   */
+  ordered?: boolean;
+  /**
+   * With `concurrency` above 1, windows keep reading beyond `prefetch` pages while the pages held
+   * for the consumer add up to less than this many bytes (of JSON, estimated). Default 2 MiB.
+   */
+  readAheadBytes?: number;
   /** Resume and incremental bookkeeping; saved as the consumer takes each page. */
   state?: StateStore;
   /** Start from this state without saving it: the caller saves `page.checkpoint.state` itself. */
@@ -92,6 +104,11 @@ export interface ExportSettings {
   includeTotal: boolean;
   prefetch: number;
   concurrency: number;
+  ordered: boolean;
+  /** 0 with concurrency 1: one window is read `prefetch` pages ahead, as the consumer asks. */
+  readAheadBytes: number;
+  /** Whether a first load may look for where the data starts (no `since`, no `origin`). */
+  findStart: boolean;
   state: StateStore | undefined;
   /** undefined: read the start from `state`; null: start afresh. */
   resume: DatasetState | null | undefined;
@@ -103,7 +120,11 @@ export interface ExportSettings {
   now: () => Date;
 }
 
+/** What windows read ahead of the consumer together, beyond `prefetch` pages each. */
+export const DEFAULT_READ_AHEAD_BYTES = 2 * 1024 * 1024;
+
 export function exportSettings(opts: ExportOptions, dataset: ResolvedDataset): ExportSettings {
+  const concurrency = parseInteger(opts.concurrency ?? 1, 'concurrency', { min: 1 });
   return {
     since: opts.since === undefined ? undefined : normalizeInstant(opts.since, 'since'),
     until: opts.until === undefined ? undefined : normalizeInstant(opts.until, 'until'),
@@ -113,7 +134,10 @@ export function exportSettings(opts: ExportOptions, dataset: ResolvedDataset): E
     origin: normalizeInstant(opts.origin ?? DEFAULT_ORIGIN, 'origin'),
     includeTotal: opts.includeTotal === true,
     prefetch: parseInteger(opts.prefetch ?? 1, 'prefetch'),
-    concurrency: parseInteger(opts.concurrency ?? 1, 'concurrency', { min: 1 }),
+    concurrency,
+    ordered: opts.ordered === undefined || typeof opts.ordered === 'boolean' ? opts.ordered !== false : badOption('ordered', 'true or false', opts.ordered),
+    readAheadBytes: concurrency === 1 ? 0 : parseInteger(opts.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES, 'readAheadBytes'),
+    findStart: opts.since === undefined && opts.origin === undefined,
     state: opts.state,
     resume: opts.resume,
     stateKey: opts.stateKey ?? dataset.key,
@@ -124,6 +148,10 @@ export function exportSettings(opts: ExportOptions, dataset: ResolvedDataset): E
     signal: opts.signal,
     now: opts.now ?? (() => new Date()),
   };
+}
+
+function badOption(name: string, allowed: string, value: unknown): never {
+  throw new ConfigError(`${name} must be ${allowed}, not ${JSON.stringify(value)}`);
 }
 
 function oneOf<V extends string>(value: V, allowed: readonly V[], name: string): V {

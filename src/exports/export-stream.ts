@@ -1,7 +1,8 @@
-// The export Readable. The windows of the load (window-tasks.ts) are walked (walk.ts) by an
-// ordered reader (ordered-reader.ts): at most `prefetch` pages ahead per open window, up to
-// `concurrency` windows at once, delivered window by window in order. Each page delivered gets
-// its checkpoint (checkpointer.ts), saved once the consumer has taken it (save-queue.ts).
+// The export Readable. The windows of the load (window-tasks.ts) are walked (walk.ts) by a
+// parallel reader (parallel-reader.ts): up to `concurrency` windows at once, each `prefetch`
+// pages ahead and more within `readAheadBytes`, delivered window by window in order or page by
+// page as they come (`ordered: false`). Each page delivered gets its checkpoint (checkpointer.ts),
+// which records every window done, saved once the consumer has taken it (save-queue.ts).
 import { Readable } from 'node:stream';
 import type { RefreshEvent, RetryEvent, ServiceApi } from '../core/api.ts';
 import { AbortError } from '../core/errors.ts';
@@ -10,7 +11,9 @@ import { LoadCheckpointer, type Checkpointer } from './checkpointer.ts';
 import { describeDataset, exportSettings, type ExportOptions, type ExportSettings, type ResolvedDataset } from './export-options.ts';
 import { rowKeyOf } from './highwater.ts';
 import { startLoad } from './load-plan.ts';
-import { OrderedReader } from './ordered-reader.ts';
+import { emptyLead } from './data-start.ts';
+import { ParallelReader } from './parallel-reader.ts';
+import { remainingTasks } from './progress.ts';
 import { SaveQueue } from './save-queue.ts';
 import type { DatasetState } from './state.ts';
 import type { SplitEvent, TotalEvent, WalkContext, WalkedPage } from './walk.ts';
@@ -44,13 +47,13 @@ export class ExportStream extends Readable {
   // Set up on the first read rather than in _construct: with highWaterMark 0, Node drops a read
   // requested while _construct is pending, and the pages stream would never start.
   #ready: Promise<void> | undefined;
-  #reader: OrderedReader<WindowTask, WalkedPage> | undefined;
+  #reader: ParallelReader<WindowTask, WalkedPage> | undefined;
   #checkpointer: Checkpointer | undefined;
   #saves: SaveQueue | undefined;
   /** As the page delivered last named it: the field the walk of a window started next begins with. */
   #cursorField: string;
-  /** The window whose start was emitted last. */
-  #window: WindowTask | undefined;
+  /** Windows whose start was emitted and whose end was not yet. */
+  readonly #started = new Set<WindowTask>();
   /** Items pushed so far: a page's save waits until the consumer has taken its last one. */
   #pushed = 0;
   #demand = false;
@@ -73,7 +76,7 @@ export class ExportStream extends Readable {
   };
 
   constructor(api: ServiceApi, ref: DatasetRef, opts: ExportOptions, mode: Mode) {
-    // Pages: nothing buffered beyond what the consumer asked for (prefetch is the only lookahead).
+    // Pages: nothing buffered beyond what the consumer asked for (the reader does the look-ahead).
     super({ objectMode: true, highWaterMark: mode === 'pages' ? 0 : 16 });
     this.#api = api;
     this.#mode = mode;
@@ -130,10 +133,19 @@ export class ExportStream extends Readable {
       onRetry: this.#onRetry,
       onRefresh: this.#onRefresh,
     };
-    this.#reader = new OrderedReader({
-      nextTask: windowTasks(load, walk, () => this.#cursorField),
+    // A first load from the default origin skips the years before the data in one request.
+    const lead = start.mode === 'initial' && s.findStart && load.windowing.kind === 'calendar' && load.windowing.grow === true
+      ? await emptyLead(walk, load, this.#cursorField)
+      : null;
+    if (lead !== null) checkpointer.skipped(lead);
+    const progress = lead === null ? checkpointer.progress : { ...checkpointer.progress, done: [...checkpointer.progress.done, lead] };
+    this.#reader = new ParallelReader({
+      nextTask: windowTasks(load, remainingTasks(load, progress), walk, () => this.#cursorField),
       concurrency: s.concurrency,
       prefetch: s.prefetch,
+      ordered: s.ordered,
+      budgetBytes: s.readAheadBytes,
+      sizeOf: pageBytes,
       signal: this.#controller.signal,
     });
   }
@@ -170,15 +182,17 @@ export class ExportStream extends Readable {
         }
         const { task } = next.value;
         // A window starts when its first page (or its end) reaches the consumer.
-        if (task !== this.#window) {
-          this.#window = task;
+        if (!this.#started.has(task)) {
+          this.#started.add(task);
           this.#emitWindow('start', task);
         }
         if (next.value.end === true) {
+          this.#started.delete(task);
+          this.#checkpointer!.ended(task.window);
           this.stats.windows += 1;
           this.#emitWindow('end', task);
         } else {
-          this.#deliver(next.value.item);
+          this.#deliver(next.value.item, task);
         }
       }
     } catch (error) {
@@ -192,9 +206,9 @@ export class ExportStream extends Readable {
     this.emit('window', { dataset: this.dataset.code, phase, window: task.window, index: task.index } satisfies WindowEvent);
   }
 
-  #deliver(page: WalkedPage): void {
+  #deliver(page: WalkedPage, task: WindowTask): void {
     this.#cursorField = page.cursorField;
-    const checkpoint = this.#checkpointer!.delivered(page);
+    const checkpoint = this.#checkpointer!.delivered(page, task.window);
     this.stats.pages += 1;
     this.stats.rows += page.rows.length;
     if (this.#mode === 'pages') {
@@ -230,6 +244,18 @@ export class ExportStream extends Readable {
     this.#detach();
     this.push(null);
   }
+}
+
+/**
+ * A page's size for the read-ahead budget: its rows as JSON text, estimated from a few of them
+ * (serialising every row would cost about as much as parsing it did).
+ */
+export function pageBytes(page: WalkedPage): number {
+  const rows = page.body.rows;
+  if (rows.length === 0) return 256;
+  const sample = [rows[0], rows[rows.length >> 1], rows[rows.length - 1]];
+  const bytes = sample.reduce((sum, row) => sum + (JSON.stringify(row)?.length ?? 4), 0);
+  return 256 + Math.ceil((bytes / sample.length) * rows.length);
 }
 
 /** Pages of a dataset, each with its rows, pagination, meta, window and checkpoint. */

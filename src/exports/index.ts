@@ -4,6 +4,7 @@ export {
   type Checkpoint, type ExportOptions, type ExportPage, type ExportStats, type PageEvent, type WindowEvent,
 } from './export-stream.ts';
 export { fileState, memoryState, type DatasetState, type FileStateStore, type LoadPosition, type LoadRecord, type StateStore } from './state.ts';
+export type { LoadProgress } from './progress.ts';
 export { StateLockedError, acquireStateLock, lockPathOf, type StateLock } from './state-lock.ts';
 export type { LockHolder } from './lock-holder.ts';
 export { SyncError, WindowTimeoutError } from './errors.ts';

@@ -2,8 +2,11 @@
 // high-water mark, or the rest of an unfinished load; and the windows that are left to read.
 import { parseDuration, type DurationValue } from '../core/options.ts';
 import type { ValueMark } from './highwater.ts';
-import type { DatasetState, LoadPosition, LoadRecord } from './state.ts';
-import { normalizeInstant, planWindows, toMillis, isoOf, type Window, type Windowing } from './windows.ts';
+import { remainingTasks, type WindowTask } from './progress.ts';
+import type { DatasetState, LoadRecord } from './state.ts';
+import { normalizeInstant, toMillis, isoOf, type Windowing } from './windows.ts';
+
+export type { WindowTask } from './progress.ts';
 
 export interface LoadRequest {
   since?: string;
@@ -35,7 +38,7 @@ export function startLoad(previous: DatasetState | undefined, req: LoadRequest):
   if (previous?.load) return { load: previous.load, mode: 'resumed' };
   const until = req.until === undefined ? null : normalizeInstant(req.until, 'until');
   const end = until ?? normalizeInstant(req.now, 'now');
-  const base = { end, until, origin: req.origin, windowing: req.windowing, sort: req.sort, position: null };
+  const base = { end, until, origin: req.origin, windowing: req.windowing, sort: req.sort, position: null, progress: { done: [], open: [] } };
   const hw = previous?.highWater ?? null;
   if (hw !== null) {
     const back = lookbackMillis(req.lookback);
@@ -48,46 +51,12 @@ export function startLoad(previous: DatasetState | undefined, req: LoadRequest):
   return { load: { kind: 'initial', since, skip: null, ...base }, mode: 'initial' };
 }
 
-/** One window still to read, possibly part-way through. */
-export interface WindowTask {
-  window: Window;
-  cursor: string | null;
-  last: ValueMark | null;
-}
-
 /**
- * The windows left in a load, in delivery order, starting from its position. The value passed to
- * next() is the span in units of the window after the one just taken (see planWindows); the
- * window a resumed load was part-way through, and the first one after it, are one unit.
+ * The windows left in a load, in delivery order (see progress.ts remainingTasks). The value
+ * passed to next() is the span in units of the window after the one just taken.
  */
-export function* remainingWindows(load: LoadRecord): Generator<WindowTask, void, number | undefined> {
-  const pos: LoadPosition | null = load.position;
-  const plan = (since: string | null, until: string | null): Generator<WindowTask, void, number | undefined> =>
-    tasksOf(planWindows({ since, until, end: load.end, windowing: load.windowing, sort: load.sort }));
-  if (pos === null) {
-    yield* plan(load.since, load.until);
-    return;
-  }
-  if (pos.cursor !== null) yield { window: pos.window, cursor: pos.cursor, last: pos.last };
-  if (load.sort === 'asc') {
-    // An open-topped window is always the last one.
-    if (pos.window.until === null) return;
-    if (load.until !== null && toMillis(pos.window.until) >= toMillis(load.until)) return;
-    yield* plan(pos.window.until, load.until);
-  } else {
-    if (pos.window.since === null) return;
-    if (load.since !== null && toMillis(pos.window.since) <= toMillis(load.since)) return;
-    yield* plan(load.since, pos.window.since);
-  }
-}
-
-/** Windows as fresh tasks, passing the caller's span for the next window through to the plan. */
-function* tasksOf(windows: Generator<Window, void, number | undefined>): Generator<WindowTask, void, number | undefined> {
-  let next = windows.next();
-  while (next.done !== true) {
-    const units = yield { window: next.value, cursor: null, last: null };
-    next = windows.next(units);
-  }
+export function remainingWindows(load: LoadRecord): Generator<WindowTask, void, number | undefined> {
+  return remainingTasks(load);
 }
 
 /** The floor of the lookback memory for a high-water value. */

@@ -1,6 +1,7 @@
 // Load state of each dataset and the stores that keep it. A store maps a key (the dataset code,
 // or "S1/D03" when addressed by section) to the JSON document below.
 import type { ValueMark } from './highwater.ts';
+import type { LoadProgress } from './progress.ts';
 import { readStateFile, writeStateFile, type StateFile } from './state-file.ts';
 import { acquireStateLock, lockPathOf, type StateLock } from './state-lock.ts';
 import type { Window, Windowing } from './windows.ts';
@@ -25,13 +26,18 @@ export interface LoadRecord {
   sort: 'asc' | 'desc';
   /** Rows at the inclusive since that the previous load delivered already. */
   skip: ValueMark | null;
+  /** Written by older versions, which read windows one after another: the last page delivered.
+   * Null in a record with `progress`. */
   position: LoadPosition | null;
+  /** The spans completed and the windows read part-way (progress.ts); absent in older records. */
+  progress?: LoadProgress;
 }
 
 /** What a state store keeps for one dataset: the high-water mark the next incremental load starts
  * from, and the unfinished load a re-run resumes. */
 export interface DatasetState {
-  version: 1;
+  /** 2 since loads keep their windows individually (`load.progress`); 1 before. Both resume. */
+  version: 1 | 2;
   dataset: string;
   /** Greatest cursor value delivered by any load, and the ids delivered at exactly it. */
   highWater: ValueMark | null;

@@ -1,7 +1,7 @@
 // The windows of a load as tasks for the ordered reader: each window's span is planned from how
 // the one before it ended (window growth), and each task opens that window's walk.
-import { remainingWindows } from './load-plan.ts';
-import type { Previous } from './ordered-reader.ts';
+import type { Previous } from './parallel-reader.ts';
+import type { WindowTask as PlannedWindow } from './progress.ts';
 import type { LoadRecord } from './state.ts';
 import { walkGrownWindow, walkWindow, type WalkContext, type WalkedPage } from './walk.ts';
 import { nextSpanUnits, type Window } from './windows.ts';
@@ -18,13 +18,13 @@ export interface WindowTask {
 }
 
 /**
- * The planner of a load's remaining windows. `cursorField()` is the field the walk of a new
- * window starts with: the stream's, as its last delivered page named it.
+ * The planner of a load's remaining windows (`tasks`, from progress.ts remainingTasks).
+ * `cursorField()` is the field the walk of a new window starts with: the stream's, as its last
+ * delivered page named it.
  */
 export function windowTasks(
-  load: LoadRecord, walk: WalkContext, cursorField: () => string,
+  load: LoadRecord, tasks: Generator<PlannedWindow, void, number | undefined>, walk: WalkContext, cursorField: () => string,
 ): (previous: Previous<WindowTask> | undefined) => WindowTask | null {
-  const tasks = remainingWindows(load);
   let index = 0;
   return (previous) => {
     // The next window grows only when the one planned before it is known to be empty; with

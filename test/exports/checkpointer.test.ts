@@ -32,17 +32,20 @@ function checkpointer(over: Partial<CheckpointerStart> = {}): LoadCheckpointer {
 
 test('each delivered page moves the position and the high-water mark; each state is its own copy', () => {
   const c = checkpointer();
-  const first = c.delivered(page([row('a', 1), row('b', 2), row('c', 2)], 'c1'));
+  const first = c.delivered(page([row('a', 1), row('b', 2), row('c', 2)], 'c1'), W);
   assert.deepEqual(first.highWater, { value: at(2), ids: ['b', 'c'] });
-  assert.deepEqual(first.state.load!.position, { window: W, cursor: 'c1', last: { value: at(2), ids: ['c'] } });
+  assert.deepEqual(first.state.load!.progress, { done: [], open: [{ window: W, cursor: 'c1', last: { value: at(2), ids: ['c'] } }] });
+  assert.equal(first.state.load!.position, null);
+  assert.equal(first.state.version, 2);
   assert.equal(first.state.dataset, 'S2/D07');
   assert.equal(first.dataset, 'D07');
   assert.equal(first.cursor, 'c1');
   assert.equal(first.state.seen, undefined, 'no lookback, no memory');
-  const second = c.delivered(page([], null));
+  const second = c.delivered(page([], null), W);
   assert.equal(second.cursor, null);
   assert.deepEqual(second.highWater, first.highWater, 'an empty page leaves the mark');
-  assert.equal(first.state.load!.position!.cursor, 'c1', 'an earlier state is not changed by later pages');
+  assert.deepEqual(second.state.load!.progress, { done: [W], open: [] }, 'a window read to its end is done');
+  assert.equal(first.state.load!.progress!.open[0]!.cursor, 'c1', 'an earlier state is not changed by later pages');
   const done = c.completed();
   assert.equal(done.load, null);
   assert.deepEqual(done.highWater, { value: at(2), ids: ['b', 'c'] });
@@ -52,7 +55,7 @@ test('each delivered page moves the position and the high-water mark; each state
 test('the mark is read in the field the page names, and starts from the previous state', () => {
   const previous: DatasetState = { version: 1, dataset: 'D23', highWater: { value: at(5), ids: ['x'] }, load: null };
   const c = checkpointer({ previous, load: load('incremental', previous.highWater) });
-  const cp = c.delivered(page([row('y', 5, 'communicated_at'), row('z', 4, 'communicated_at')], null, 'communicated_at'));
+  const cp = c.delivered(page([row('y', 5, 'communicated_at'), row('z', 4, 'communicated_at')], null, 'communicated_at'), W);
   assert.deepEqual(cp.highWater, { value: at(5), ids: ['x', 'y'] });
   assert.deepEqual(c.completed().highWater, { value: at(5), ids: ['x', 'y'] });
 });
@@ -70,17 +73,17 @@ test('filters: the boundary of the load\'s skip always, the lookback memory only
 
 test('lookback memory: rows inside the span are remembered, older ones pruned once it grows, and at completion', () => {
   const c = checkpointer({ lookbackMs: 2 * 3_600_000, previous: { version: 1, dataset: 'D07', highWater: null, load: null, seen: { old: at(0) } } });
-  const cp = c.delivered(page([row('a', 1), row('b', 3), row('c', 4)], 'n'));
+  const cp = c.delivered(page([row('a', 1), row('b', 3), row('c', 4)], 'n'), W);
   // Floor is 4h - 2h: 'a' (1h) is not recorded; 'old' stays until a prune.
   assert.deepEqual(cp.state.seen, { old: at(0), b: at(3), c: at(4) });
   const many = Array.from({ length: 1001 }, (_, i) => row(`r${i}`, 10));
-  const big = c.delivered(page(many, 'm'));
+  const big = c.delivered(page(many, 'm'), W);
   assert.equal(Object.keys(big.state.seen!).length, 1001, 'pruned past the threshold: only rows at or above 8h are kept');
   assert.equal(big.state.seen!.old, undefined);
   const done = c.completed();
   assert.equal(Object.keys(done.seen!).length, 1001);
   const later = checkpointer({ lookbackMs: 3_600_000, previous: { version: 1, dataset: 'D07', highWater: null, load: null, seen: { old: at(0) } } });
-  later.delivered(page([row('a', 1), row('b', 3)], null));
+  later.delivered(page([row('a', 1), row('b', 3)], null), W);
   assert.deepEqual(later.completed().seen, { b: at(3) }, 'the completed state prunes below the floor');
 });
 

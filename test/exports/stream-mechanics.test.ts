@@ -180,9 +180,9 @@ test('concurrency reads windows in parallel but delivers the same rows in the sa
   }
 });
 
-test('with concurrency, a paused consumer holds at most concurrency x prefetch pages ahead', async () => {
+test('with concurrency and no read-ahead budget, a paused consumer holds at most concurrency x prefetch pages ahead', async () => {
   const api = new FakeApi({ rows: makeRows(3000), pathKind: 'direct' });
-  const stream = exportRows(api, 'D23', { since: '2025-01-01T00:00:00Z', limit: 20, window: 'week', concurrency: 3, prefetch: 2, now: NOW });
+  const stream = exportRows(api, 'D23', { since: '2025-01-01T00:00:00Z', limit: 20, window: 'week', concurrency: 3, prefetch: 2, readAheadBytes: 0, now: NOW });
   await new Promise((resolve) => stream.once('readable', resolve));
   stream.read();
   for (let i = 0; i < 40; i += 1) await new Promise((resolve) => setImmediate(resolve));

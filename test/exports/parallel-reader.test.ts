@@ -1,7 +1,7 @@
 // The ordered reader on its own: tasks are scripted generators that count what they were asked.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { OrderedReader, type Previous, type ReadEvent, type SlotState } from '../../src/exports/ordered-reader.ts';
+import { ParallelReader, type Previous, type ReadEvent, type SlotState } from '../../src/exports/parallel-reader.ts';
 
 interface Probe {
   name: string;
@@ -48,7 +48,7 @@ const turns = async (n: number) => {
 function reader(tasks: Probe[], concurrency: number, prefetch: number, signal?: AbortSignal) {
   let i = 0;
   const seen: (Previous<Probe> | undefined)[] = [];
-  const r = new OrderedReader<Probe, string>({
+  const r = new ParallelReader<Probe, string>({
     nextTask: (previous) => {
       seen.push(previous && { task: previous.task, state: previous.state });
       return tasks[i++] ?? null;
@@ -172,7 +172,7 @@ test('the next task is planned from the previous one: ended when it was read to 
 test('a task that cannot be planned fails the read after the tasks planned before it', async () => {
   let i = 0;
   const a = probe('a', 3, { delay: 3 });
-  const r = new OrderedReader<Probe, string>({
+  const r = new ParallelReader<Probe, string>({
     nextTask: () => {
       if (i++ === 0) return a;
       throw new Error('no plan');
