@@ -2,7 +2,7 @@
 import { isDatasetCode, type DatasetCode } from '../core/catalog.ts';
 import type { ExportOptions } from '../exports/export-stream.ts';
 import { resolveWindowing, toMillis, type WindowOption } from '../exports/windows.ts';
-import { integerFlag } from './args.ts';
+import { durationFlag, integerFlag } from './args.ts';
 import { UsageError } from './command.ts';
 
 function windowFlag(value: string | undefined): WindowOption | undefined {
@@ -15,17 +15,33 @@ function windowFlag(value: string | undefined): WindowOption | undefined {
   return value;
 }
 
-/** --window, --limit and --concurrency of the export commands, as the export options given. */
-export function readingFlags(values: { window?: string; limit?: string; concurrency?: string }): Pick<ExportOptions, 'window' | 'limit' | 'concurrency'> {
+/** The reading flags both export commands take (parseArgs definitions). */
+export const READING_OPTIONS = {
+  window: { type: 'string' },
+  limit: { type: 'string' },
+  concurrency: { type: 'string' },
+  'min-split': { type: 'string' },
+} as const;
+
+/** --window, --limit, --concurrency and --min-split, as the export options given. */
+export function readingFlags(
+  values: { window?: string; limit?: string; concurrency?: string; 'min-split'?: string },
+): Pick<ExportOptions, 'window' | 'limit' | 'concurrency' | 'minSplitSpan'> {
   const window = windowFlag(values.window);
   const limit = integerFlag(values.limit, '--limit', { max: 1000 });
   const concurrency = integerFlag(values.concurrency, '--concurrency', { max: 32 });
+  const minSplitSpan = durationFlag(values['min-split'], '--min-split');
   return {
     ...(window !== undefined && { window }),
     ...(limit !== undefined && { limit }),
     ...(concurrency !== undefined && { concurrency }),
+    ...(minSplitSpan !== undefined && { minSplitSpan }),
   };
 }
+
+/** Help lines of --min-split (the same in both commands). */
+export const MIN_SPLIT_HELP = `  --min-split SPAN      a window the service times out on (504) is halved down to this span,
+                        then the dataset fails (default PT1H; e.g. PT5M, PT30S)`;
 
 export function instantFlag(value: string | undefined, flag: string): string | undefined {
   if (value === undefined) return undefined;

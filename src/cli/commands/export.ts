@@ -2,7 +2,7 @@
 // progress on stderr.
 import { once } from 'node:events';
 import { parseCommandArgs, progressFlag } from '../args.ts';
-import { datasetCodes, instantFlag, readingFlags } from '../export-flags.ts';
+import { datasetCodes, instantFlag, MIN_SPLIT_HELP, READING_OPTIONS, readingFlags } from '../export-flags.ts';
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectWithFlags } from '../connection-flags.ts';
 import { exportPages, type ExportOptions } from '../../exports/export-stream.ts';
@@ -15,11 +15,9 @@ const OPTIONS = {
   ...CONNECTION_OPTIONS,
   since: { type: 'string' },
   until: { type: 'string' },
-  window: { type: 'string' },
-  limit: { type: 'string' },
+  ...READING_OPTIONS,
   sort: { type: 'string' },
   state: { type: 'string' },
-  concurrency: { type: 'string' },
   progress: { type: 'boolean' },
 } as const;
 
@@ -37,6 +35,7 @@ Options:
   --limit N             page size, 1..1000 (default 1000)
   --sort asc|desc       order on the cursor field (default asc)
   --concurrency N       windows read at once, rows still in order (default 1)
+${MIN_SPLIT_HELP}
   --state FILE          resume an interrupted export, or after a completed one export only
                         what changed since (incremental); the file is created if missing
                         (mode 600), and FILE.lock beside it keeps a second run of the same

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, checkConnectionFlags, connectWithFlags } from '../connection-flags.ts';
 import { durationFlag, parseCommandArgs, progressFlag } from '../args.ts';
-import { datasetCodes, readingFlags } from '../export-flags.ts';
+import { datasetCodes, MIN_SPLIT_HELP, READING_OPTIONS, readingFlags } from '../export-flags.ts';
 import { ProgressLine } from '../../progress.ts';
 import { ConfigError } from '../../core/errors.ts';
 import { fileState, type FileStateStore } from '../../exports/state.ts';
@@ -23,9 +23,7 @@ const OPTIONS = {
   lease: { type: 'string' },
   datasets: { type: 'string' },
   state: { type: 'string' },
-  window: { type: 'string' },
-  limit: { type: 'string' },
-  concurrency: { type: 'string' },
+  ...READING_OPTIONS,
   progress: { type: 'boolean' },
 } as const;
 
@@ -69,6 +67,7 @@ Options:
   --window W            auto (default), none, month, week, day or an ISO duration such as P10D
   --limit N             page size, 1..1000 (default 1000)
   --concurrency N       windows read at once per dataset (default 1)
+${MIN_SPLIT_HELP}
   --progress            progress on stderr even when it is not a terminal
 
 ${CONNECTION_HELP}
