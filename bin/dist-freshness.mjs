@@ -8,8 +8,11 @@
 //   node bin/dist-freshness.mjs prepare  the same on `npm ci`, but never failing the install: without
 //                                        typescript (--omit=dev) or with a type error nothing is
 //                                        recorded, and the bin runs the sources
-// Only node:fs at the top: this module is on the path of every start of the bin.
+// Only built-in modules Node has loaded for itself at the top: this module is on the path of every
+// start of the bin.
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const ROOT = new URL('../', import.meta.url);
 /** What the compiled output depends on: the folders tsconfig.build.json compiles, and its settings. */
@@ -75,5 +78,6 @@ async function build({ lenient }) {
   return 0;
 }
 
-const command = process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href ? process.argv[2] : undefined;
+// pathToFileURL: a checkout path may hold characters (#, ?, %) that a hand-made URL would misread.
+const command = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href ? process.argv[2] : undefined;
 if (command === 'build' || command === 'prepare') process.exitCode = await build({ lenient: command === 'prepare' });

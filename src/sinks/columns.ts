@@ -5,7 +5,7 @@
 // the value goes, under its field name, into the row's `_mismatched` JSON column, and the
 // mismatch is reported once per run.
 import type { ExportRow } from '../core/types.ts';
-import { contentRowKey } from '../exports/highwater.ts';
+import { compareCursorValues, contentRowKey, cursorValueOf } from '../exports/highwater.ts';
 import { SinkError } from './errors.ts';
 import type { SinkDataset } from './sink.ts';
 
@@ -148,6 +148,11 @@ export class TableShape {
     return [...this.#homeless];
   }
 
+  /** Whether the field was seen and has no column of its own (its values go to `_mismatched`). */
+  isHomeless(name: string): boolean {
+    return this.#homeless.has(name);
+  }
+
   column(name: string): Column | undefined {
     return this.#columns.get(name);
   }
@@ -234,20 +239,33 @@ export function identityOf(dataset: SinkDataset, row: ExportRow): string | undef
 }
 
 /**
- * A page's rows by identity, each identity once with its last row in page order: a later read of
- * a row is the newer one, and a database upsert may not meet one key twice in one statement.
- * The map's order is that of each identity's last occurrence. A row without an identity cannot
- * be stored by key: SinkError.
+ * A page's rows by identity, each identity once: its newest version by the cursor field, and of
+ * versions equally new the last read (a database upsert may not meet one key twice in one
+ * statement). Read order alone is not enough: with `ordered: false` a group of pages may hold a
+ * later window's page, read first, before an earlier window's older version of the same row. As
+ * the stores' merges do, a version without a cursor value replaces only one without. The map's
+ * order is that of each kept version's occurrence. A row without an identity: SinkError.
  */
 export function latestByIdentity(dataset: SinkDataset, rows: readonly ExportRow[]): Map<string, ExportRow> {
   const byKey = new Map<string, ExportRow>();
+  const field = dataset.cursorField;
   for (const row of rows) {
     const key = identityOf(dataset, row);
     if (key === undefined) {
       throw new SinkError(`a ${dataset.code} row has no public_id (a non-empty string), so it cannot be stored by identity`);
     }
+    const held = byKey.get(key);
+    if (held !== undefined && !asNew(row, held, field)) continue;
     byKey.delete(key);
     byKey.set(key, row);
   }
   return byKey;
+}
+
+/** Whether `row` is at least as new as `held` by the cursor field (a missing value is oldest). */
+function asNew(row: ExportRow, held: ExportRow, field: string): boolean {
+  const was = cursorValueOf(held, field);
+  if (was === null) return true;
+  const now = cursorValueOf(row, field);
+  return now !== null && compareCursorValues(now, was) >= 0;
 }

@@ -118,6 +118,25 @@ describe('a page by identity', () => {
     }));
   });
 
+  test('with cursor values, each identity keeps its newest version (ties: the later; no value is oldest), whatever the read order', () => {
+    const at = fc.option(fc.constantFrom('2025-01-01T00:00:00Z', '2025-01-01T00:00:00.5Z', '2025-01-02T00:00:00Z', '2025-03-01T10:00:00.123456Z'), { nil: undefined });
+    const rows = fc.array(fc.record({ public_id: fc.constantFrom('a', 'b', 'c'), updated_at: at, v: fc.integer() }, { requiredKeys: ['public_id', 'v'] }), { maxLength: 30 });
+    fc.assert(fc.property(rows, (page) => {
+      const latest = latestByIdentity(D07, page);
+      const keptIndex = new Map<string, number>();
+      page.forEach((r, i) => {
+        const j = keptIndex.get(r.public_id);
+        const was = j === undefined ? undefined : page[j]!.updated_at;
+        if (j === undefined || was === undefined || (r.updated_at !== undefined && Date.parse(r.updated_at) >= Date.parse(was))) keptIndex.set(r.public_id, i);
+      });
+      assert.deepEqual([...latest.keys()], [...keptIndex].sort((x, y) => x[1] - y[1]).map(([id]) => id));
+      for (const [id, row] of latest) assert.equal(row, page[keptIndex.get(id)!]);
+    }));
+    // A later window's newer version read before an earlier window's older one (ordered: false).
+    const newer = { public_id: 'a', updated_at: '2025-02-01T00:00:00Z', v: 2 };
+    assert.equal(latestByIdentity(D07, [newer, { public_id: 'a', updated_at: '2025-01-01T00:00:00Z', v: 1 }]).get('a'), newer);
+  });
+
   test('a content identity keeps rows that share a public_id and merges identical ones', () => {
     const rows: ExportRow[] = [{ public_id: 'C', s: 1 }, { public_id: 'C', s: 2 }, { s: 1, public_id: 'C' }];
     assert.deepEqual([...latestByIdentity(D16, rows).values()], [{ public_id: 'C', s: 2 }, { s: 1, public_id: 'C' }]);

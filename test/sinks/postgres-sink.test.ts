@@ -16,7 +16,7 @@ import type { DatasetCode } from '../../src/core/catalog.ts';
 import type { ExportRow } from '../../src/core/types.ts';
 import { canonicalJson, contentRowKey } from '../../src/exports/highwater.ts';
 import type { DatasetState } from '../../src/exports/state.ts';
-import { fits, initialColumns, isBookkeepingColumn, rowValues, TableShape } from '../../src/sinks/columns.ts';
+import { fits, initialColumns, isBookkeepingColumn, latestByIdentity, rowValues, TableShape } from '../../src/sinks/columns.ts';
 import { SinkError } from '../../src/sinks/errors.ts';
 import { postgresSink } from '../../src/sinks/postgres-sink.ts';
 import { POSTGRES_NAMING } from '../../src/sinks/postgres/sql.ts';
@@ -50,7 +50,7 @@ describe('COPY text', () => {
     assert.equal(copyField({ a: '\\u0000' }, 'json'), '{"a":"\\\\\\\\u0000"}', 'the letters \\u0000 are not a NUL');
   });
 
-  test('a page encodes to the values of rowValues, one line per identity, the last occurrence winning', () => {
+  test('a page encodes to the values of rowValues, one line per identity, its newest version', () => {
     const dataset: SinkDataset = { code: 'D42', section: 'S9', key: 'D42', cursorField: 'updated_at', identity: 'key' };
     // The last two cannot be PostgreSQL columns (TableShape.homeless): their values go to _mismatched.
     const field = fc.constantFrom('a', 'b', 'c', '_mismatched', '_row_key', 'updated_at', '', 'x'.repeat(64));
@@ -64,11 +64,8 @@ describe('COPY text', () => {
       const page = encodePage(dataset, rows, { dataColumns, knownMismatches: new Set(), homeless: new Set(shape.homeless) }, true);
       assert.equal(page.kind, 'text');
       if (page.kind !== 'text') return;
-      const last = new Map<string, ExportRow>();
-      for (const r of rows) {
-        last.delete(r.public_id as string);
-        last.set(r.public_id as string, r);
-      }
+      // The kept version of each identity is latestByIdentity's (tested in columns.test.ts).
+      const last = latestByIdentity(dataset, rows);
       const expected = [...last.values()].map((r) => {
         const { values, mismatched } = rowValues(r, shape);
         return [...dataColumns.map((c) => copyField(values.get(c.name), c.type)), copyField(mismatched, 'json')].join('\t');
@@ -441,7 +438,7 @@ describe('PostgreSQL sink on a real cluster', () => {
     assert.deepEqual([...(await columnTypes(pg, db, 'd44')).keys()].sort(), ['_mismatched', 'n', 'public_id', 'updated_at']);
   });
 
-  test('an older version never overwrites a newer one; within a page the last occurrence wins', async () => {
+  test('an older version never overwrites a newer one, across pages and within one (ties: the later read wins)', async () => {
     const db = await createDatabase(pg);
     const ds = dataset('D43');
     const sink = postgresSink({ connectionString: db.url, env: db.env });
@@ -455,11 +452,13 @@ describe('PostgreSQL sink on a real cluster', () => {
           { public_id: 'b', updated_at: at(10), v: 'same instant, read later' },
           { public_id: 'c', updated_at: at(1), v: 'first' },
           { public_id: 'c', updated_at: at(2), v: 'last' },
+          { public_id: 'd', updated_at: at(3), v: 'newer, read first' },
+          { public_id: 'd', updated_at: at(2), v: 'older, read later' },
         ],
         state: stateOf('D43', at(10)),
       });
       const rows = await adminQuery<{ public_id: string; v: string }>(pg, 'SELECT public_id, v FROM lender.d43 ORDER BY 1', [], db.database);
-      assert.deepEqual(rows.rows, [{ public_id: 'a', v: 'new' }, { public_id: 'b', v: 'same instant, read later' }, { public_id: 'c', v: 'last' }]);
+      assert.deepEqual(rows.rows, [{ public_id: 'a', v: 'new' }, { public_id: 'b', v: 'same instant, read later' }, { public_id: 'c', v: 'last' }, { public_id: 'd', v: 'newer, read first' }]);
     } finally {
       await sink.close();
     }
@@ -604,12 +603,9 @@ describe('PostgreSQL sink on a real cluster', () => {
       const version = Math.floor(random() * 1000);
       return { public_id: `k${key}`, updated_at: at(version), version };
     }));
+    // Each key ends in its newest version, within a page as across pages and sinks.
     const newest = new Map<string, number>();
-    for (const page of pages) {
-      const lastInPage = new Map<string, number>();
-      for (const row of page) lastInPage.set(row.public_id as string, row.version as number);
-      for (const [key, version] of lastInPage) newest.set(key, Math.max(newest.get(key) ?? -1, version));
-    }
+    for (const row of pages.flat()) newest.set(row.public_id as string, Math.max(newest.get(row.public_id as string) ?? -1, row.version as number));
     const sinks = [0, 1].map(() => postgresSink({ connectionString: db.url, env: db.env }));
     try {
       // Both open the fresh database at once: the schema and tables are made once, without error.

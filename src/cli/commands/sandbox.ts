@@ -188,8 +188,11 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
     );
     await untilAborted(io.signal);
   } finally {
-    if (envFile !== undefined) await removeEnvFile(envFile);
-    await sandbox.close();
+    try {
+      if (envFile !== undefined) await removeEnvFile(envFile);
+    } finally {
+      await sandbox.close();
+    }
   }
   io.stderr.write('lender sandbox: stopped\n');
   return EXIT.ok;

@@ -167,10 +167,11 @@ function twoDigits(text: string, at: number): number {
 }
 
 /**
- * The rows TableShape.observe can learn something from: those with a field the shape has no
- * column for (with a value), or with a value that does not fit its column. observe does nothing
- * with the others, so observing these alone changes the shape and reports exactly what observing
- * all would, without its Date.parse of every instant of every row.
+ * The rows TableShape.observe can learn something from: those with a new field (with a value,
+ * no column, and not already known to get none: TableShape.isHomeless), or with a value that does
+ * not fit its column. observe does nothing with the others, so observing these alone changes the
+ * shape and reports exactly what observing all would, without its Date.parse of every instant of
+ * every row.
  */
 export function rowsToObserve(shape: TableShape, rows: Iterable<ExportRow>): ExportRow[] {
   const news: ExportRow[] = [];
@@ -180,7 +181,7 @@ export function rowsToObserve(shape: TableShape, rows: Iterable<ExportRow>): Exp
       const value = row[name];
       if (value === null || value === undefined) continue;
       const column = shape.column(name);
-      if (column === undefined || !(column.type === 'timestamptz' ? isInstant(value) : fits(value, column.type))) {
+      if (column === undefined ? !shape.isHomeless(name) : !(column.type === 'timestamptz' ? isInstant(value) : fits(value, column.type))) {
         news.push(row);
         break;
       }

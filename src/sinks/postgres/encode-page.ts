@@ -23,7 +23,7 @@ export type EncodedPage =
   | { kind: 'news' };
 
 /**
- * The rows as COPY lines: one per identity, the last row of each in page order (so one INSERT ...
+ * The rows as COPY lines: one per identity, its newest version (latestByIdentity; so one INSERT ...
  * ON CONFLICT never meets its own key twice). Lines are the 'content' key when the dataset has one,
  * the data columns, then `_mismatched`. With `settled` the page is encoded whatever it holds
  * (its news were observed): fields without a column go to `_mismatched`. A row without an

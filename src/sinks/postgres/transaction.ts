@@ -130,7 +130,7 @@ export class PgTransaction {
 
   /**
    * Stores rows of the dataset: each replaces the stored row of its identity unless that one is
-   * newer by the cursor field; within the rows, the last of an identity wins. New fields become
+   * newer by the cursor field; within the rows, the newest version of an identity wins. New fields become
    * new columns. Returns the number of distinct identities in the rows. The merge itself runs
    * with the next statement that needs a round trip, at the latest with COMMIT; its failure fails
    * that statement or the commit.
