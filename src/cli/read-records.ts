@@ -81,6 +81,8 @@ const OPTIONS = {
 /** Checked before connecting, so a missing file costs no login. A runtime failure (exit 1): the
  * command line is fine, the file is not there or not readable. */
 async function checkReadable(path: string): Promise<void> {
+  // No file system names a file so: a mistake in the command line (exit 2), not a missing file.
+  if (path.includes('\u0000')) throw new UsageError('a file name cannot contain a NUL character');
   try {
     await access(path, constants.R_OK);
     if ((await stat(path)).isDirectory()) throw new CommandFailure(`${path} is a directory, not a file of records`);

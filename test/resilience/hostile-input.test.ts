@@ -245,6 +245,12 @@ describe('hostile input', () => {
     const commands = ['catalog', 'export', 'sync', 'push', 'flag', 'sandbox', 'demo', 'nonsense', ''];
     let cases = 0;
     const codes: Record<string, number> = {};
+    // A file name with a NUL (one seed drew it) is a command-line mistake, not an unreadable file.
+    for (const command of ['push', 'flag']) {
+      const nul = await runMain([command, 'a\u0000b'], isolatedEnv());
+      assert.equal(nul.code, 2, nul.err);
+      assert.match(nul.err, new RegExp(`^lender ${command}: a file name cannot contain a NUL character\n`));
+    }
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...commands), fc.array(token, { minLength: 1, maxLength: 6 }), async (command, args) => {
         if (args.some((a) => a === '--help' || a === '-h' || a === '--sandbox')) return;
