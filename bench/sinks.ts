@@ -283,14 +283,8 @@ try {
 // ---- medians, ratios, the table and the JSON line
 
 const r2 = (x: number): number => +x.toFixed(2);
-interface Summary {
-  wallS: number;
-  rowsPerSec: number;
-  peakRssMB: number;
-  clientCpuS: number;
-  sandboxCpuS: number;
-  postgresCpuS?: number;
-  otherCpuS: number;
+/** A sink's medians over its runs' figures. */
+interface Summary extends Omit<Run, 'sink' | 'round' | 'rows'> {
   /** Median over the rounds of this sink's wall time / the NDJSON sink's in the same round. */
   ratioToNdjson?: number;
   /** Worst peak RSS over the rounds. */
