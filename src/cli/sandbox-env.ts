@@ -7,6 +7,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ENV } from '../client/config.ts';
 import { openPrivate } from '../core/private-files.ts';
+import { processAlive } from '../exports/lock-holder.ts';
 
 /** `$XDG_CONFIG_HOME/lender-streams/sandbox.env`, else `~/.config/lender-streams/sandbox.env`:
  * the folder of the credentials file. */
@@ -49,15 +50,6 @@ export async function writeEnvFile(path: string, authUrl: string, lines: string)
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** The lines of a sandbox that runs now, or undefined (no file, or one its process left). */
 export async function readRunningEnv(path: string): Promise<{ pid: number; authUrl: string; lines: string } | undefined> {
   let text: string;
@@ -69,7 +61,7 @@ export async function readRunningEnv(path: string): Promise<{ pid: number; authU
   const header = HEADER.exec(text);
   if (header === null) return undefined;
   const pid = Number(header[1]);
-  if (pid === process.pid || !alive(pid)) return undefined;
+  if (pid === process.pid || pid <= 0 || !processAlive(pid)) return undefined;
   return { pid, authUrl: header[2]!, lines: text.slice(header[0].length) };
 }
 

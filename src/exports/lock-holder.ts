@@ -20,8 +20,10 @@ export interface LockHolder {
   bootId?: string;
 }
 
-/** Whether a process with this id exists. EPERM means it does, under another user. */
+/** Whether a process with this id exists. EPERM means it does, under another user. An id that
+ * is not a positive whole number (kill would signal a process group) cannot be checked: alive. */
 export function processAlive(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return true;
   try {
     process.kill(pid, 0);
     return true;

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ExportRow } from '../../core/types.ts';
+import { processAlive } from '../../exports/lock-holder.ts';
 import type { DatasetState } from '../../exports/state.ts';
 import { LeaseLostError, type Claim, type JoinedLoad, type LeaseBoard, type PartPlan } from '../shared-load.ts';
 import type { SinkDataset } from '../sink.ts';
@@ -176,13 +177,3 @@ export function partsReportSql(schema: string): string {
   return `SELECT load_id, part, status, claims, pages, rows, completions, finished_by FROM ${qualified(schema, PARTS_TABLE)} WHERE key = $1 ORDER BY load_id, part`;
 }
 
-function processAlive(pid: number): boolean {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, under another user.
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
-}
