@@ -102,7 +102,16 @@ function processIo(): CommandIo {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, signal: controller.signal };
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    // Built on first use: opening stdin costs a few milliseconds that most commands never need.
+    get stdin() {
+      return process.stdin;
+    },
+    env: process.env,
+    signal: controller.signal,
+  };
 }
 
 /** Runs the command line of this process and sets its exit code. */

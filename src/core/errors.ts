@@ -1,6 +1,5 @@
 // Typed errors, one per documented error case (docs/service-contract.md). Every `message` is one plain
 // sentence a user can act on, and none ever contains a password or token.
-import { inspect } from 'node:util';
 import { redactText } from './redact.ts';
 
 /** What a {@link LenderError} carries besides its message: the response's status, the server's text and request id, and the cause. */
@@ -44,6 +43,11 @@ export class LenderError extends Error {
   }
 }
 
+/** util.inspect, loaded when first needed: every `lender` start loads this module, and an ESM import of node:util costs about 2 ms on Node 24. */
+function inspectValue(value: object): string {
+  return process.getBuiltinModule('node:util').inspect(value, { depth: 2, breakLength: Infinity });
+}
+
 function optionalText(text: string | undefined): string | undefined {
   return text === undefined ? undefined : redactText(text);
 }
@@ -57,7 +61,7 @@ function safeCause(cause: unknown, depth = 0): unknown {
   if (cause instanceof LenderError) return cause;
   if (typeof cause === 'string') return redactText(cause);
   if (!(cause instanceof Error)) {
-    return cause === null || typeof cause !== 'object' ? cause : redactText(inspect(cause, { depth: 2, breakLength: Infinity }));
+    return cause === null || typeof cause !== 'object' ? cause : redactText(inspectValue(cause));
   }
   const copy = new Error(redactText(cause.message));
   copy.name = cause.name;

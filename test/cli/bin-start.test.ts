@@ -27,7 +27,7 @@ function recordSources(): void {
   spawnSync(process.execPath, ['--input-type=module', '-e', `
     import { writeFileSync } from 'node:fs';
     import { sourceSnapshot } from ${JSON.stringify(join(dir, 'bin', 'dist-freshness.mjs'))};
-    writeFileSync(${JSON.stringify(join(dir, 'dist', '.sources.json'))}, JSON.stringify({ files: sourceSnapshot() }));
+    writeFileSync(${JSON.stringify(join(dir, 'dist', '.sources.json'))}, JSON.stringify(sourceSnapshot()));
   `], { stdio: 'inherit' });
 }
 
