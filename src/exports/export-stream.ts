@@ -133,9 +133,9 @@ export class ExportStream extends Readable {
       onRetry: this.#onRetry,
       onRefresh: this.#onRefresh,
     };
-    // A first load from the default origin skips the years before the data in one request.
+    // A first load from the default origin skips the years before the data (data-start.ts).
     const lead = start.mode === 'initial' && s.findStart && load.windowing.kind === 'calendar' && load.windowing.grow === true
-      ? await emptyLead(walk, load, this.#cursorField)
+      ? await emptyLead(walk, load, this.#cursorField, s.concurrency)
       : null;
     if (lead !== null) checkpointer.skipped(lead);
     const progress = lead === null ? checkpointer.progress : { ...checkpointer.progress, done: [...checkpointer.progress.done, lead] };

@@ -17,6 +17,9 @@ export interface FakeOptions {
   unboundedBudget?: number;
   /** Any read whose window is wider than this (ms) answers 504. */
   maxWindowMs?: number;
+  /** Any read with more rows than this left in its window, from its cursor on, answers 504
+   * whatever its limit (what a via read costs the gateway). */
+  windowBudget?: number;
   unavailable?: boolean;
   /** Answers 504 to the request with this 0-based index (a mid-window timeout). */
   timeoutAtRequest?: number;
@@ -45,6 +48,8 @@ export class FakeApi extends ExportOnlyApi {
   readonly lenderPublicId = 'fake';
   readonly queries: PageQuery[] = [];
   readonly retrySettings: (boolean | undefined)[] = [];
+  /** The queries answered 504. */
+  readonly timeouts: PageQuery[] = [];
   rows: FakeRow[];
   readonly #opts: FakeOptions;
 
@@ -76,8 +81,13 @@ export class FakeApi extends ExportOnlyApi {
     const unbounded = query.since === undefined && query.until === undefined;
     const budget = this.#opts.unboundedBudget;
     const tooWide = this.#opts.maxWindowMs !== undefined && query.since !== undefined && query.until !== undefined && until - since > this.#opts.maxWindowMs;
-    if (this.#opts.timeoutAtRequest === this.queries.length - 1) throw new GatewayTimeoutError('Gateway timeout.', { status: 504 });
-    if ((unbounded && budget !== undefined && inRange.length > budget) || tooWide) {
+    const overBudget = this.#opts.windowBudget !== undefined && inRange.length > this.#opts.windowBudget;
+    if (this.#opts.timeoutAtRequest === this.queries.length - 1) {
+      this.timeouts.push(query);
+      throw new GatewayTimeoutError('Gateway timeout.', { status: 504 });
+    }
+    if ((unbounded && budget !== undefined && inRange.length > budget) || tooWide || overBudget) {
+      this.timeouts.push(query);
       if (opts.retry?.retryGatewayTimeout === false) throw new GatewayTimeoutError('Gateway timeout.', { status: 504 });
       throw new GatewayTimeoutError('Gateway timeout after retries.', { status: 504 });
     }

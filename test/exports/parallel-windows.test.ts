@@ -1,7 +1,7 @@
 // Windows read in parallel: the load's state records each window done, so pages are handed over
 // in order (`ordered`, with look-ahead bounded in bytes) or as they come, a resume reads only what
 // is unfinished, a state written before (a position, version 1) still resumes, and a first load
-// from the default origin asks once where the rows start.
+// from the default origin finds where the rows start with one-row probes asked in parallel.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -12,6 +12,8 @@ import type { DatasetRef, ExportPageBody, PageQuery } from '../../src/core/types
 import { exportPages, exportRows, pageBytes, type ExportOptions, type ExportPage } from '../../src/exports/export-stream.ts';
 import { fileState, type DatasetState } from '../../src/exports/state.ts';
 import type { Window } from '../../src/exports/windows.ts';
+import { PROBE_LIMIT, probeWindows } from '../../src/exports/data-start.ts';
+import { GatewayTimeoutError } from '../../src/core/errors.ts';
 import { FakeApi, makeRows, type FakeRow } from './fake-api.ts';
 
 const NOW = () => new Date('2026-01-01T00:00:00Z');
@@ -61,7 +63,7 @@ class HeldMonthApi extends FakeApi {
   }
 }
 
-test('a first load from the default origin asks once where the rows start, then reads only the months with data', async () => {
+test('a first load from the default origin asks one row of each window it would grow through, then reads only the months with data', async () => {
   const rows = makeRows(900);
   for (const sort of ['asc', 'desc'] as const) {
     const api = new FakeApi({ rows, pathKind: 'via' });
@@ -69,16 +71,76 @@ test('a first load from the default origin asks once where the rows start, then 
     const monthly = await pagesOf(new FakeApi({ rows, pathKind: 'via' }), { sort, limit: 50, window: 'month', since: '2025-01-01T00:00:00Z' });
     assert.deepEqual(got.flatMap((p) => ids(p.rows)), monthly.flatMap((p) => ids(p.rows)), `${sort}: the same rows in the same order`);
     const beforeData = api.queries.filter((q) => Date.parse(q.since!) < Date.parse('2025-01-01T00:00:00Z'));
-    assert.deepEqual(beforeData, [{ since: '2015-01-01T00:00:00.000Z', limit: 1, sort: 'asc' }], `${sort}: one request reaches before the data`);
+    // 1, 2, 4, 8 months, then a year at a time, up to the one holding the first row.
+    const probes = probeWindows(ORIGIN, NOW().toISOString()).map((w) => ({ since: w.since!, until: w.until!, limit: PROBE_LIMIT, sort: 'asc' }));
+    const upToData = probes.findIndex((p) => Date.parse(p.until) > Date.parse('2025-01-01T00:00:00Z')) + 1;
+    assert.deepEqual(beforeData, probes.slice(0, upToData), `${sort}: only probes reach before the data`);
     // The empty years are recorded done with the first page, so a resume does not cross them either.
     assert.deepEqual(got[0]!.checkpoint.state.load!.progress!.done[0], { since: '2015-01-01T00:00:00.000Z', until: '2025-01-01T00:00:00.000Z' });
   }
 });
 
-/** A via fake whose first one-row answer over the whole load is an empty page with a cursor. */
+test('a large via dataset: where its rows start is found without a 504, where one read of the whole load times out', async () => {
+  // 2,000 rows from 2025-03-15: over the gateway's budget of 1,000 as a whole, within it month by month.
+  const rows = makeRows(2000, Date.parse('2025-03-15T00:00:00Z'));
+  await assert.rejects(new FakeApi({ rows, pathKind: 'via', windowBudget: 1000 }).fetchPage('D23', { since: ORIGIN, limit: 1 }), GatewayTimeoutError);
+  const expected = ids((await pagesOf(new FakeApi({ rows, pathKind: 'via' }), { limit: 50, window: 'month', since: '2025-03-01T00:00:00Z' })).flatMap((p) => p.rows));
+  for (const concurrency of [1, 4]) {
+    const api = new FakeApi({ rows, pathKind: 'via', windowBudget: 1000 });
+    const got = await pagesOf(api, { limit: 50, concurrency });
+    assert.deepEqual(api.timeouts, [], `concurrency ${concurrency}: no 504`);
+    assert.deepEqual(got.flatMap((p) => ids(p.rows)), expected, `concurrency ${concurrency}: every row once, in order`);
+    assert.deepEqual(got[0]!.checkpoint.state.load!.progress!.done[0], { since: ORIGIN, until: '2025-03-01T00:00:00.000Z' });
+  }
+});
+
+test('a probe window that times out ends what the probe knows: the load grows its windows from its start', async () => {
+  // All 2,000 rows fall in the probe window 2024-04..2025-04, over the budget of 1,000.
+  const rows = makeRows(2000);
+  const api = new FakeApi({ rows, pathKind: 'via', windowBudget: 1000 });
+  const got = await pagesOf(api, { limit: 50 });
+  assert.deepEqual(api.timeouts[0], { since: '2024-04-01T00:00:00.000Z', until: '2025-04-01T00:00:00.000Z', limit: PROBE_LIMIT, sort: 'asc' });
+  // Before that window only the probes of the empty ones were asked; the load's windows start there.
+  const probes = probeWindows(ORIGIN, NOW().toISOString()).slice(0, 12).map((w) => ({ since: w.since!, until: w.until!, limit: PROBE_LIMIT, sort: 'asc' }));
+  assert.deepEqual(api.queries.filter((q) => Date.parse(q.since!) < Date.parse('2024-04-01T00:00:00Z')), probes);
+  assert.ok(api.queries.some((q) => q.since === '2024-04-01T00:00:00.000Z' && q.until === '2024-05-01T00:00:00.000Z'), 'the load reads on from there');
+  const expected = ids((await pagesOf(new FakeApi({ rows, pathKind: 'via' }), { limit: 50, window: 'month', since: '2025-01-01T00:00:00Z' })).flatMap((p) => p.rows));
+  assert.deepEqual(got.flatMap((p) => ids(p.rows)), expected, 'every row once, in order');
+});
+
+/** A via fake whose probes of windows after `from` answer only by being aborted. */
+class SilentLaterProbesApi extends FakeApi {
+  aborted = 0;
+
+  constructor(rows: FakeRow[], readonly from: string) {
+    super({ rows, pathKind: 'via' });
+  }
+
+  override async fetchPage(ref: DatasetRef, query: PageQuery, opts?: RequestOptions): Promise<ExportPageBody> {
+    if (query.limit === PROBE_LIMIT && Date.parse(query.since!) >= Date.parse(this.from)) {
+      await new Promise((_, reject) => opts!.signal!.addEventListener('abort', () => {
+        this.aborted += 1;
+        reject(opts!.signal!.reason as Error);
+      }, { once: true }));
+    }
+    return super.fetchPage(ref, query, opts);
+  }
+}
+
+test('probes still pending when an earlier window has told where the rows start are dropped', async () => {
+  const rows = makeRows(600);
+  // Eight at a time: the probe of 2025-04..2026-01 is asked while the one holding the rows runs.
+  const api = new SilentLaterProbesApi(rows, '2025-04-01T00:00:00Z');
+  const got = await pagesOf(api, { limit: 50, concurrency: 8 });
+  assert.ok(api.aborted >= 1, 'a later probe was asked, then dropped');
+  const expected = ids((await pagesOf(new FakeApi({ rows, pathKind: 'via' }), { limit: 50, window: 'month', since: '2025-01-01T00:00:00Z' })).flatMap((p) => p.rows));
+  assert.deepEqual(got.flatMap((p) => ids(p.rows)), expected);
+});
+
+/** A via fake whose first probe answer is an empty page with a cursor. */
 class EmptyFirstProbeApi extends FakeApi {
   override async fetchPage(ref: DatasetRef, query: PageQuery, opts?: RequestOptions): Promise<ExportPageBody> {
-    if (query.limit === 1 && query.cursor === undefined && query.since === ORIGIN) {
+    if (query.limit === PROBE_LIMIT && query.cursor === undefined && query.since === ORIGIN) {
       const page = await super.fetchPage(ref, { ...query, until: query.since! }, opts);
       return { ...page, rows: [], pagination: { ...page.pagination, nextCursor: Buffer.from(JSON.stringify([0, ''])).toString('base64url') } };
     }
@@ -90,17 +152,18 @@ test('the probe for where the rows start follows an empty page with a cursor; an
   const rows = makeRows(300);
   const api = new EmptyFirstProbeApi({ rows, pathKind: 'via' });
   const got = await pagesOf(api, { limit: 50 });
-  const probes = api.queries.filter((q) => q.limit === 1 && q.since === ORIGIN);
+  const probes = api.queries.filter((q) => q.limit === PROBE_LIMIT && q.since === ORIGIN);
   assert.equal(probes.length, 2, 'the empty page and the one after it');
-  assert.equal(api.queries.filter((q) => Date.parse(q.since!) < Date.parse('2025-01-01T00:00:00Z') && q.limit !== 1).length, 0);
+  assert.ok(probes[1]!.cursor !== undefined, 'the second follows the cursor');
+  assert.equal(api.queries.filter((q) => Date.parse(q.since!) < Date.parse('2025-01-01T00:00:00Z') && q.limit !== PROBE_LIMIT).length, 0);
   assert.equal(got.flatMap((p) => p.rows).length, new FakeApi({ rows, pathKind: 'via' }).rows.length / 2, 'every row the via pages hold');
 
   const empty = new FakeApi({ rows: [], pathKind: 'via' });
   const none = await pagesOf(empty, {});
   assert.deepEqual(none.flatMap((p) => p.rows), []);
-  // The load ends at 2026-01-01T00:00 (NOW): after the probe, only the open window from the
+  // The load ends at 2026-01-01T00:00 (NOW): after the probes, only the open window from the
   // start of that month, for rows written meanwhile.
-  assert.deepEqual(empty.queries.slice(1).map((q) => [q.since, q.until]), [['2026-01-01T00:00:00.000Z', undefined]]);
+  assert.deepEqual(empty.queries.filter((q) => q.limit !== PROBE_LIMIT).map((q) => [q.since, q.until]), [['2026-01-01T00:00:00.000Z', undefined]]);
 });
 
 test('ordered: false hands over pages as they come: a window that waits does not hold back the others', async () => {

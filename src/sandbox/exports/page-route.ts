@@ -54,6 +54,7 @@ export function handlePageRequest(req: RouteRequest, store: ExportStore, setting
     totalCap: settings.totalCap,
   });
   if (result.kind === 'gateway-timeout') {
+    stats['gatewayTimeouts'] = (stats['gatewayTimeouts'] ?? 0) + 1;
     return { ...exportError(504, MESSAGES.gatewayTimeout, req.requestId), delayMs: settings.gatewayTimeoutMs };
   }
 
