@@ -4,6 +4,7 @@
 // must remove. Each record is a pure function of its RowContext.
 import type { DatasetCode } from '../../core/catalog.ts';
 import type { Rng } from '../../prng.ts';
+import { isoUtc } from './iso-time.ts';
 import { mix, permute48, uuidFor } from './row-hash.ts';
 import type { RawRecord } from './redact.ts';
 
@@ -53,12 +54,9 @@ function ownUuid(r: RowContext, code: DatasetCode): string {
 }
 
 function isoDate(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
+  return isoUtc(ms).slice(0, 10);
 }
 
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
 
 /** A moment between the row's creation and its cursor value, drawn from the version's stream:
  * when a version was paid, logged in, and the like. */
@@ -121,7 +119,7 @@ const GENERATORS: Readonly<Record<GeneratedCode, (r: RowContext) => RawRecord>> 
       payment_status: status,
       is_settled: settled,
       paid_before_submission: r.base.chance(0.08),
-      paid_date: status === 'FAILED' ? null : iso(paidMs),
+      paid_date: status === 'FAILED' ? null : isoUtc(paidMs),
       failure_reason: status === 'FAILED' ? 'INSUFFICIENT_FUNDS' : null,
       ...r.stamps,
     };
@@ -149,7 +147,7 @@ const GENERATORS: Readonly<Record<GeneratedCode, (r: RowContext) => RawRecord>> 
       amount: r.base.int(10, 300) * 10,
       due_date: isoDate(r.createdMs + r.base.int(-20, 40) * DAY),
       status: paid ? 'PAID' : r.base.pickWeighted([['PENDING', 3], ['MISSED', 1]] as const),
-      paid_at: paid ? iso(sinceCreated(r)) : null,
+      paid_at: paid ? isoUtc(sinceCreated(r)) : null,
       ...r.stamps,
     };
   },
@@ -201,7 +199,7 @@ const GENERATORS: Readonly<Record<GeneratedCode, (r: RowContext) => RawRecord>> 
       settlement_amount: Math.round((balance * (100 - discount)) / 100),
       discount_percent: discount,
       status: r.version === 0 ? 'OFFERED' : r.ver.pickWeighted([['ACCEPTED', 3], ['PAID', 3], ['EXPIRED', 2]] as const),
-      expires_at: iso(r.cursorMs + 14 * DAY),
+      expires_at: isoUtc(r.cursorMs + 14 * DAY),
       ...r.stamps,
     };
   },
@@ -272,7 +270,7 @@ const GENERATORS: Readonly<Record<GeneratedCode, (r: RowContext) => RawRecord>> 
     channel: r.base.pick(['WHATSAPP', 'EMAIL', 'SMS']),
     status: r.version === 0 ? r.base.pick(['OPEN', 'PENDING']) : r.ver.pick(['OPEN', 'PENDING', 'CLOSED']),
     message_count: r.base.int(1, 30) + r.version * 2,
-    last_message_at: iso(r.cursorMs - r.base.int(0, 3_600_000)),
+    last_message_at: isoUtc(r.cursorMs - r.base.int(0, 3_600_000)),
     ...r.stamps,
   }),
   D23: (r) => ({
@@ -309,7 +307,7 @@ const GENERATORS: Readonly<Record<GeneratedCode, (r: RowContext) => RawRecord>> 
       dob: `${birthYear}-${String(r.base.int(1, 12)).padStart(2, '0')}-${String(r.base.int(1, 28)).padStart(2, '0')}`,
       ip_address: ip(r.ver),
       is_active: r.version === 0 ? true : r.ver.chance(0.9),
-      last_login_at: iso(sinceCreated(r)),
+      last_login_at: isoUtc(sinceCreated(r)),
       ...r.stamps,
     };
   },

@@ -10,6 +10,7 @@ import { Rng } from '../../prng.ts';
 import { mix } from './row-hash.ts';
 import { type ExportRow, type RawRecord, redact } from './redact.ts';
 import { type ExportTable, lenderIdOf } from './table.ts';
+import { isoUtc } from './iso-time.ts';
 
 export interface GeneratedSpec {
   readonly seed: number;
@@ -179,12 +180,12 @@ function interleave(rng: Rng, target: number, chain: { enter: number; stay: numb
 }
 
 function stamps(field: CursorField, createdMs: number, cursorMs: number): Record<string, string> {
-  const cursor = new Date(cursorMs).toISOString();
+  const cursor = isoUtc(cursorMs);
   switch (field) {
     case 'updated_at':
-      return { created_at: new Date(createdMs).toISOString(), updated_at: cursor };
+      return { created_at: isoUtc(createdMs), updated_at: cursor };
     case 'communicated_at':
-      return { communicated_at: cursor, created_at: new Date(createdMs).toISOString() };
+      return { communicated_at: cursor, created_at: isoUtc(createdMs) };
     default:
       return { created_at: cursor };
   }
