@@ -195,10 +195,12 @@ export class SandboxServer {
     }
 
     try {
-      if (faultsApply(found)) {
-        await applyLatency(ctx.faults.latencyMs, this.#closing.signal);
-        if (res.destroyed) return;
-      }
+      // The injected latency is the service's time to answer, and the answer is worked out while
+      // it runs, as a service with many backends works requests out side by side (one thread
+      // working them out after their waits would queue them, a cost no real service adds). What
+      // a request changes is committed only after it: a client that gives up meanwhile changed nothing.
+      const latencyMs = faultsApply(found) ? ctx.faults.latencyMs : 0;
+      const arrived = performance.now();
 
       let parsed: unknown;
       if (bytes !== undefined && bytes.length > 0) {
@@ -218,6 +220,10 @@ export class SandboxServer {
         this.#deps.onHandlerError?.(error, `${found.method} ${found.pattern}`);
         ctx.stats.handlerErrors = (ctx.stats.handlerErrors ?? 0) + 1;
         response = failure(found.auth, 500, requestId);
+      }
+      if (latencyMs > 0) {
+        await applyLatency(latencyMs - (performance.now() - arrived), this.#closing.signal);
+        if (res.destroyed) return;
       }
 
       // A fault stands in only for an answer that would have succeeded: a request the service

@@ -1,6 +1,7 @@
 // Fault injection and the admin endpoints, over HTTPS.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
+import { request } from 'undici';
 import { startTestSandbox, type Session, type TestSandbox } from '../helpers/sandbox.ts';
 
 let t: TestSandbox;
@@ -123,5 +124,44 @@ describe('admin endpoints', () => {
     assert.equal(res.body.stats.queueDepth, 0);
     assert.ok(res.body.stats.accountsProcessed >= before);
     assert.ok(res.body.stats.accountsProcessed >= 1);
+  });
+});
+
+describe('injected latency', () => {
+  const account = {
+    status: 1, debtorCompanyId: 'LAT-C-1', firstName: 'Mona', lastName: 'Aziz', language: 'en',
+    accountId: 'LAT-A-1', subAccountId: 'S-1', principal: '90', birthDate: '03/03/1993', dateDue: '01/03/2027',
+    phones: [{ number: '+971500000003' }], loanType: 1,
+  };
+
+  it('a write given up while its latency runs changes nothing (it is worked out during the wait, applied after it); waited for, it is applied', async () => {
+    const LATENCY_MS = 400;
+    t.sandbox.setFaults({ faults: {}, latencyMs: LATENCY_MS });
+    await t.sandbox.drain();
+    const before = t.sandbox.stats().accountsProcessed;
+    const url = `${t.sandbox.authUrl}/admin/v3/lenders/${demo.lenderPublicId}/accounts`;
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${demo.token}` };
+    const body = JSON.stringify({ accounts: [account] });
+    await assert.rejects(request(url, { method: 'POST', headers, body, dispatcher: t.agent, signal: AbortSignal.timeout(50) }), { name: /Abort|Timeout/ });
+    // Past the latency, the abandoned request would have been applied by now if it were going to be.
+    await new Promise((resolve) => setTimeout(resolve, LATENCY_MS * 2));
+    await t.sandbox.drain();
+    assert.equal(t.sandbox.stats().accountsProcessed, before, 'nothing applied');
+    const res = await request(url, { method: 'POST', headers, body, dispatcher: t.agent });
+    assert.equal(res.statusCode, 200, await res.body.text());
+    await t.sandbox.drain();
+    assert.equal(t.sandbox.stats().accountsProcessed, before + 1);
+  });
+
+  it('a read answers after its latency with its page', async () => {
+    const LATENCY_MS = 150;
+    t.sandbox.setFaults({ faults: {}, latencyMs: LATENCY_MS });
+    const started = performance.now();
+    const res = await t.request('GET', catalogPath(), { token: demo.token });
+    const waited = performance.now() - started;
+    assert.equal(res.status, 200);
+    assert.ok(Array.isArray(res.body.body.sections));
+    // A lower bound only (timers may fire a tick early against this clock): never an upper one.
+    assert.ok(waited >= LATENCY_MS - 20, `answered after ${waited.toFixed(0)} ms`);
   });
 });
