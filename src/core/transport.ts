@@ -4,9 +4,10 @@
 // headers (and so the bearer token).
 import { readFileSync } from 'node:fs';
 import { createSecureContext, rootCertificates } from 'node:tls';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { CertificateError, ConfigError, InsecureUrlError, NetworkError, RequestTimeoutError } from './errors.ts';
 import { abortErrorFrom } from './abort.ts';
+import { Agent } from './undici-agent.ts';
 import { userAgent } from './version.ts';
 
 /** The key of TransportOptions' test-only dispatcher; not exported from the package. */
