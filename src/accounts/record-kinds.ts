@@ -1,13 +1,21 @@
 // What differs between the account writer and the flag writer: the schema, the ordering key and
 // the endpoint. The writer mechanics (writer.ts) are written once against this.
 import type { AccountsRequestOptions, ServiceApi } from '../core/api.ts';
-import { validateAccountForSend, validateStatusUpdate, type Account, type StatusUpdate, type Validation } from './schema.ts';
+import type { Account, StatusUpdate, Validation } from './schema.ts';
+
+/** Normalises friendly input and validates it; on success `value` is what is sent. */
+export type Validator<T> = (input: unknown) => Validation<T>;
+
+// The schemas are built with zod, which takes some 40 ms and 14 MB to load: a client that only
+// exports never needs it. A writer loads them before its first record (writer.ts _construct).
+let schemas: Promise<typeof import('./schema.ts')> | undefined;
+const loadSchemas = (): Promise<typeof import('./schema.ts')> => (schemas ??= import('./schema.ts'));
 
 export interface RecordKind<T> {
   /** For messages: "accounts", "status updates". */
   readonly noun: string;
-  /** Normalises friendly input and validates it; on success `value` is what is sent. */
-  validate(input: unknown): Validation<T>;
+  /** The validator, once its schema is loaded. */
+  validator(): Promise<Validator<T>>;
   /** Records with equal keys reach the service in write order. */
   key(record: T): string;
   /** What the service names a failed record by in a 400. */
@@ -30,7 +38,10 @@ export function accountKind(opts: AccountKindOptions = {}): RecordKind<Account> 
   return {
     noun: 'accounts',
     // The writer serialises each value as soon as it is validated, so no defensive copy is needed.
-    validate: (input) => validateAccountForSend(input, { strict }),
+    validator: async () => {
+      const { validateAccountForSend } = await loadSchemas();
+      return (input) => validateAccountForSend(input, { strict });
+    },
     key: (r) => r.debtorCompanyId + SEP + r.accountId + SEP + r.subAccountId,
     accountId: (r) => r.accountId,
     send: (api, records, requestOpts) => api.upsertAccounts(records, requestOpts),
@@ -40,7 +51,7 @@ export function accountKind(opts: AccountKindOptions = {}): RecordKind<Account> 
 export function statusUpdateKind(): RecordKind<StatusUpdate> {
   return {
     noun: 'status updates',
-    validate: validateStatusUpdate,
+    validator: async () => (await loadSchemas()).validateStatusUpdate,
     key: (r) => r.debtorCompanyId + SEP + r.accountId,
     accountId: (r) => r.accountId,
     send: (api, records, requestOpts) => api.updateStatus(records, requestOpts),

@@ -17,7 +17,7 @@ import { parseInteger } from '../core/options.ts';
 import { describeAnomaly, type AnomalyEvent } from './anomaly.ts';
 import { BatchPlanner, type Batch, type PlannedEntry } from './batch-planner.ts';
 import { DeliveryDeadline, deliveryTimeoutOption } from './delivery-deadline.ts';
-import type { RecordKind } from './record-kinds.ts';
+import type { RecordKind, Validator } from './record-kinds.ts';
 import { RejectsSink } from './rejects-sink.ts';
 import { planAfterValidationError } from './resend-plan.ts';
 import { MalformedRecord, SourceRecord, type SourcePosition } from './source-record.ts';
@@ -152,6 +152,8 @@ function isPlainObject(value: unknown): boolean {
 export class RecordWriter<T> extends Writable {
   readonly #api: ServiceApi;
   readonly #kind: RecordKind<T>;
+  // Set in _construct, which Node runs before the first _write.
+  #validate: Validator<T> | undefined;
   readonly #planner: BatchPlanner<Entry<T>>;
   readonly #concurrency: number;
   readonly #maxBuffered: number;
@@ -232,6 +234,13 @@ export class RecordWriter<T> extends Writable {
     };
   }
 
+  override _construct(callback: (error?: Error | null) => void): void {
+    this.#kind.validator().then((validate) => {
+      this.#validate = validate;
+      callback();
+    }, callback);
+  }
+
   override _write(chunk: unknown, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     const index = this.#summary.received++;
     if (chunk instanceof MalformedRecord) {
@@ -240,7 +249,7 @@ export class RecordWriter<T> extends Writable {
     }
     const position = chunk instanceof SourceRecord ? chunk.position : undefined;
     const input = chunk instanceof SourceRecord ? chunk.value : chunk;
-    const result = this.#kind.validate(input);
+    const result = this.#validate!(input);
     if (!result.ok) {
       const reason = isPlainObject(input) ? 'invalid' : 'malformed';
       this.#reject({ index, ...position, reason, errors: result.errors, record: input });
