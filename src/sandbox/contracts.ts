@@ -235,7 +235,7 @@ export interface SandboxContext {
 
 export interface SandboxModule {
   readonly routes: readonly Route[];
-  /** Runs once before the server listens (seeding data). */
+  /** Runs once before the server listens (the exports half starts churn there). */
   start?(): void | Promise<void>;
   /** Runs once the server listens, after every module's start(). */
   serving?(): void;
