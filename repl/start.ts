@@ -1,5 +1,5 @@
 // The `lender repl`: Node's REPL with a session preloaded. The prompt comes up at once and the
-// session connects behind it (the embedded sandbox takes a second or so to start); lines typed
+// session connects behind it (with the embedded sandbox, about half a second); lines typed
 // meanwhile wait for it and then run in order, one after the other (line-gate.ts).
 import { createInterface, clearLine, cursorTo } from 'node:readline';
 import { PassThrough } from 'node:stream';

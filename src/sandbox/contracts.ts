@@ -203,6 +203,9 @@ export interface PortfolioListener {
   account(tenant: Tenant, record: AccountRecord): void;
   subAccount(tenant: Tenant, record: SubAccountRecord): void;
   event(tenant: Tenant, record: AccountEventRecord): void;
+  /** Runs `apply`, which writes a tenant's seeded portfolio through this listener: those writes
+   * reach the export at once, never behind a replica lag, as if written before the sandbox served. */
+  seeding(apply: () => void): void;
 }
 
 // ---- How the server composes its parts.
@@ -232,7 +235,7 @@ export interface SandboxContext {
 
 export interface SandboxModule {
   readonly routes: readonly Route[];
-  /** Runs once before the server listens (seeding data). */
+  /** Runs once before the server listens (the exports half starts churn there). */
   start?(): void | Promise<void>;
   /** Runs once the server listens, after every module's start(). */
   serving?(): void;
@@ -242,14 +245,19 @@ export interface SandboxModule {
 
 /** accounts/index.ts: createAccountsModule(ctx, listener). */
 export interface AccountsModule extends SandboxModule {
+  /** Applies the tenant's seeded portfolio, once: called before anything reads or writes the
+   * tenant's accounts state (its own routes do it; the export's D01, D02, D03 and D05 reads and
+   * the stats call it). */
+  seed(tenant: Tenant): void;
   /** Records accepted by the endpoints and not yet applied. */
   queueDepth(): number;
   /** Resolves once the background queue is empty. */
   drain(): Promise<void>;
 }
 
-/** exports/index.ts: createExportsModule(ctx). Its routes include POST /__sandbox/advance
- * and POST /__sandbox/churn (auth 'admin'). */
+/** exports/index.ts: createExportsModule(ctx, seedPortfolio), where seedPortfolio is the accounts
+ * half's seed(), called before a read of D01, D02, D03 or D05. Its routes include POST
+ * /__sandbox/advance and POST /__sandbox/churn (auth 'admin'). */
 export interface ExportsModule extends SandboxModule {
   /** Feeds D01, D02, D03 and D05 from the accounts state. */
   readonly listener: PortfolioListener;

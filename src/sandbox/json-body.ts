@@ -1,8 +1,9 @@
 // Request bodies as JSON: strict UTF-8 (a bad byte is refused, never stored as U+FFFD), then
 // JSON.parse for ordinary sizes and, for large bodies, stream-json's tokenizer fed in slices with
 // a turn of the event loop between them, so a 10 MB body does not stall every other client.
-import Assembler from 'stream-json/core/assembler.js';
-import { jsonParser, type Token } from 'stream-json/core/parser.js';
+// stream-json loads with the first body too large for one JSON.parse: a sandbox that never gets one
+// (a REPL's, a notebook's) never loads it.
+import type { Token } from 'stream-json/core/parser.js';
 import { nextTurn as defaultNextTurn, type NextTurn } from './next-turn.ts';
 
 export type JsonBody =
@@ -36,6 +37,9 @@ function decode(bytes: Uint8Array): string | undefined {
 
 /** Parses `text` a slice at a time; `nextTurn` runs between slices. */
 export async function parseInSlices(text: string, nextTurn: NextTurn = defaultNextTurn, sliceChars = SLICE_CHARS): Promise<JsonBody> {
+  const [{ default: Assembler }, { jsonParser }] = await Promise.all([
+    import('stream-json/core/assembler.js'), import('stream-json/core/parser.js'),
+  ]);
   const tokenize = jsonParser({ streamValues: false }) as unknown as (input: string | symbol) => unknown;
   const assembler = new Assembler();
   const feed = (input: string | symbol): void => {

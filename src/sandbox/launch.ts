@@ -8,7 +8,7 @@ import { inspect } from 'node:util';
 import type { DatasetCode } from '../core/catalog.ts';
 import type {
   AccountsModule, ExportsModule, FaultSettings, LenderAccount, PortfolioListener, SandboxContext,
-  SandboxOptions, SandboxStats,
+  SandboxOptions, SandboxStats, Tenant,
 } from './contracts.ts';
 import { createAdminRoutes } from './admin-routes.ts';
 import { authInvalidBody, createAuthRoutes } from './auth-routes.ts';
@@ -61,7 +61,7 @@ export interface Sandbox {
 }
 
 export interface ModuleFactories {
-  exports(ctx: SandboxContext): ExportsModule;
+  exports(ctx: SandboxContext, seedPortfolio: (tenant: Tenant) => void): ExportsModule;
   accounts(ctx: SandboxContext, listener: PortfolioListener): AccountsModule;
 }
 
@@ -83,10 +83,16 @@ export async function launchSandbox(options: SandboxOptions | undefined, factori
   const tls = await generateTls(resolved.host);
   const tokens = new TokenIssuer(() => ctx.faults.tokenTtlSeconds);
 
-  const exportsModule = factories.exports(ctx);
+  // Each tenant's seeded portfolio is applied when first needed (accounts/index.ts); a read of
+  // D01, D02, D03 or D05 needs it too. `accountsModule` is made next, before any request.
+  const exportsModule = factories.exports(ctx, (tenant) => accountsModule.seed(tenant));
   const accountsModule = factories.accounts(ctx, exportsModule.listener);
-  // `server` is made below; stats are only read once it exists.
-  const stats = (): SandboxStats => ({ ...ctx.stats, queueDepth: accountsModule.queueDepth(), ...server.load() });
+  // `server` is made below; stats are only read once it exists. They count the seeded portfolio
+  // as a sandbox that seeded at start would.
+  const stats = (): SandboxStats => {
+    for (const tenant of ctx.tenants) accountsModule.seed(tenant);
+    return { ...ctx.stats, queueDepth: accountsModule.queueDepth(), ...server.load() };
+  };
   const setFaults = (patch: unknown): FaultSettings => {
     const live = applyFaultPatch(ctx.faults, patch);
     return { latencyMs: live.latencyMs, faults: { ...live.faults }, tokenTtlSeconds: live.tokenTtlSeconds };
@@ -115,7 +121,6 @@ export async function launchSandbox(options: SandboxOptions | undefined, factori
 
   let address;
   try {
-    // Exports first: the seeded portfolio flows through its listener into the export tables.
     await exportsModule.start?.();
     await accountsModule.start?.();
     address = await server.listen(resolved.port, resolved.host);

@@ -1,5 +1,7 @@
 // The sandbox's certificate: generated at every start (no key material on disk or in git),
-// self-signed and marked as a CA so clients can pass the same PEM as their trusted `ca`.
+// self-signed and marked as a CA so clients can pass the same PEM as their trusted `ca`. The key
+// is ECDSA P-256: about as strong as RSA-3072, and made in about a millisecond, where an RSA-2048
+// key takes 100 to 300 ms of the start.
 import { isIP } from 'node:net';
 import selfsigned from 'selfsigned';
 
@@ -35,13 +37,15 @@ export async function generateTls(host = '127.0.0.1', commonName = 'lender-strea
   const notBeforeDate = new Date(Date.now() - 3600_000);
   const notAfterDate = new Date(notBeforeDate.getTime() + VALID_DAYS * 24 * 3600_000);
   const pems = await selfsigned.generate([{ name: 'commonName', value: commonName }], {
-    keySize: 2048,
+    keyType: 'ec',
+    curve: 'P-256',
     algorithm: 'sha256',
     notBeforeDate,
     notAfterDate,
     extensions: [
       { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, keyCertSign: true, critical: true },
+      // No keyEncipherment: an EC key signs (the handshake, this certificate), it never encrypts.
+      { name: 'keyUsage', digitalSignature: true, keyCertSign: true, critical: true },
       { name: 'extKeyUsage', serverAuth: true },
       {
         name: 'subjectAltName',

@@ -1,21 +1,22 @@
 // push() and flag(): the account and flag writers fed from an array, an iterable or a file, with
 // the rejects collected into the result instead of events (what an interactive user wants).
+//
+// The writers, their record schemas (zod) and the file readers load at the first push or flag: a
+// session that only reads, and the REPL's start, never pay for them.
 import { createReadStream } from 'node:fs';
 import type { ServiceApi } from '../core/api.ts';
-import { createAccountWriter, type AccountWriterOptions } from '../accounts/account-writer.ts';
-import { createFlagWriter } from '../accounts/flags.ts';
-import { readRecords } from '../accounts/sources/read-records.ts';
-import { writeAll } from '../accounts/write-all.ts';
+import type { AccountWriterOptions } from '../accounts/account-writer.ts';
 import type { RecordWriter, RejectEvent } from '../accounts/writer.ts';
 import { WriteResult, type Reject } from './results.ts';
 
 /** Records in hand, or the path of an NDJSON file or a JSON array / {"accounts": [...]} file. */
 export type RecordSource = string | Iterable<unknown> | AsyncIterable<unknown>;
 
-function recordsOf(source: RecordSource): Iterable<unknown> | AsyncIterable<unknown> {
+async function recordsOf(source: RecordSource): Promise<Iterable<unknown> | AsyncIterable<unknown>> {
   if (typeof source !== 'string') return source;
   // Streamed, format told from the first bytes: a big file is never loaded whole, and a bad line
   // or element becomes a reject with its position.
+  const { readRecords } = await import('../accounts/sources/read-records.ts');
   return readRecords(createReadStream(source));
 }
 
@@ -32,16 +33,19 @@ function toReject(event: RejectEvent): Reject {
 }
 
 async function run<T>(writer: RecordWriter<T>, source: RecordSource): Promise<WriteResult> {
-  const { rejects, rejectedByReason, ...summary } = await writeAll(writer, recordsOf(source));
+  const { writeAll } = await import('../accounts/write-all.ts');
+  const { rejects, rejectedByReason, ...summary } = await writeAll(writer, await recordsOf(source));
   // The breakdown last: it prints as a nested object.
   return new WriteResult({ ...summary, rejectedByReason }, rejects.map(toReject));
 }
 
-export function pushRecords(api: ServiceApi, source: RecordSource, opts: AccountWriterOptions = {}): Promise<WriteResult> {
+export async function pushRecords(api: ServiceApi, source: RecordSource, opts: AccountWriterOptions = {}): Promise<WriteResult> {
+  const { createAccountWriter } = await import('../accounts/account-writer.ts');
   // Interactive pushes are small: send at once rather than wait for a quiet second.
   return run(createAccountWriter(api, { flushInterval: 50, ...opts }), source);
 }
 
-export function flagRecords(api: ServiceApi, source: RecordSource, opts: { signal?: AbortSignal } = {}): Promise<WriteResult> {
+export async function flagRecords(api: ServiceApi, source: RecordSource, opts: { signal?: AbortSignal } = {}): Promise<WriteResult> {
+  const { createFlagWriter } = await import('../accounts/flags.ts');
   return run(createFlagWriter(api, { flushInterval: 50, ...opts }), source);
 }

@@ -29,7 +29,16 @@ interface Seen {
   events: [string, AccountEventRecord][];
 }
 
-function harness(scale = 0, failOn?: (sub: SubAccountRecord) => boolean): { module: AccountsModule; ctx: SandboxContext; seen: Seen; call: (path: 0 | 1, tenant: Tenant, body: unknown) => Promise<RouteResponse> } {
+interface Harness {
+  module: AccountsModule;
+  ctx: SandboxContext;
+  seen: Seen;
+  /** Writes made inside listener.seeding(), per call of it. */
+  seedingCalls: number[];
+  call: (path: 0 | 1, tenant: Tenant, body: unknown) => Promise<RouteResponse>;
+}
+
+function harness(scale = 0, failOn?: (sub: SubAccountRecord) => boolean): Harness {
   let tick = Date.parse('2026-10-01T00:00:00.000Z');
   const ctx: SandboxContext = {
     options: { seed: 42, scale } as ResolvedSandboxOptions,
@@ -41,6 +50,8 @@ function harness(scale = 0, failOn?: (sub: SubAccountRecord) => boolean): { modu
     now: () => new Date((tick += 1)),
   };
   const seen: Seen = { debtors: [], accounts: [], subs: [], events: [] };
+  const seedingCalls: number[] = [];
+  const written = (): number => seen.debtors.length + seen.accounts.length + seen.subs.length + seen.events.length;
   const listener: PortfolioListener = {
     debtor: (t, r) => void seen.debtors.push([t.lender, r]),
     account: (t, r) => void seen.accounts.push([t.lender, r]),
@@ -49,6 +60,11 @@ function harness(scale = 0, failOn?: (sub: SubAccountRecord) => boolean): { modu
       seen.subs.push([t.lender, r]);
     },
     event: (t, r) => void seen.events.push([t.lender, r]),
+    seeding: (apply) => {
+      const before = written();
+      apply();
+      seedingCalls.push(written() - before);
+    },
   };
   const module = createAccountsModule(ctx, listener);
   const call = async (index: 0 | 1, tenant: Tenant, body: unknown): Promise<RouteResponse> => {
@@ -63,7 +79,7 @@ function harness(scale = 0, failOn?: (sub: SubAccountRecord) => boolean): { modu
     response.commit?.();
     return response;
   };
-  return { module, ctx, seen, call };
+  return { module, ctx, seen, seedingCalls, call };
 }
 
 const record = (patch: Record<string, unknown> = {}): Record<string, unknown> => ({
@@ -184,11 +200,50 @@ describe('processing queue', () => {
 });
 
 describe('seeded portfolio', () => {
-  function seed(scale: number): Seen & { processed: number } {
+  function seed(scale: number, tenants: readonly Tenant[] = [demo, other]): Seen & { processed: number } {
     const { module, ctx, seen } = harness(scale);
-    module.start?.();
+    for (const tenant of tenants) module.seed(tenant);
     return { ...seen, processed: ctx.stats.accountsProcessed };
   }
+  const only = (seen: Seen, lender: string): string => JSON.stringify(
+    (['debtors', 'accounts', 'subs', 'events'] as const).map((kind) => (seen[kind] as [string, unknown][]).filter(([t]) => t === lender)),
+  );
+
+  it('is applied per tenant when first needed, once, all of it inside listener.seeding', async () => {
+    const { module, ctx, seen, seedingCalls, call } = harness(200);
+    module.start?.();
+    module.serving?.();
+    assert.equal(seen.subs.length, 0, 'nothing seeded at start');
+    assert.equal(ctx.stats.portfolioSeeded, 0);
+    // A push of demo seeds demo first, so the pushed record lands on the seeded portfolio.
+    await call(0, demo, { accounts: [record({ debtorCompanyId: 'CUS-0000001', accountId: 'ACC-0000001', subAccountId: 'X-1' })] });
+    const demoWrites = seedingCalls[0]!;
+    assert.deepEqual(seedingCalls, [demoWrites]);
+    assert.ok(seen.subs.length > 0 && seen.subs.every(([t]) => t === 'demo'));
+    const seededOps = ctx.stats.portfolioSeeded;
+    assert.ok(seededOps >= 200);
+    await module.drain();
+    const pushed = seen.accounts.at(-1)![1];
+    assert.equal(pushed.accountId, 'ACC-0000001');
+    assert.ok(pushed.subAccountCount >= 2, 'the pushed sub-account joined the seeded account');
+    // A flag of other seeds other; neither is seeded again.
+    const flag = await call(1, other, { accounts: [{ status: 5, debtorCompanyId: 'CUS-0000001', accountId: 'ACC-0000001' }] });
+    assert.equal(flag.status, 200, 'the seeded account exists for the flag');
+    module.seed(demo);
+    module.seed(other);
+    assert.equal(seedingCalls.length, 2);
+    assert.equal(seen.subs.filter(([t]) => t === 'other').length > 0, true);
+    assert.equal(ctx.stats.accountsProcessed, 1);
+  });
+
+  it('gives the same records whenever and in whichever order the tenants are seeded', () => {
+    const together = seed(400);
+    const reversed = seed(400, [other, demo]);
+    for (const lender of ['demo', 'other']) assert.equal(only(reversed, lender), only(together, lender), lender);
+    const demoOnly = seed(400, [demo]);
+    assert.equal(only(demoOnly, 'demo'), only(together, 'demo'));
+    assert.equal(only(demoOnly, 'other'), only(seed(0), 'other'));
+  });
 
   it('creates min(scale, 20000) sub-accounts per tenant through the same processing', () => {
     const seen = seed(300);

@@ -32,6 +32,7 @@ function recorder(): PortfolioListener & { calls: Call[] } {
     account: (t, r) => { assert.equal(t, tenant); calls.push(['account', r]); },
     subAccount: (t, r) => { assert.equal(t, tenant); calls.push(['subAccount', r]); },
     event: (t, r) => { assert.equal(t, tenant); calls.push(['event', r]); },
+    seeding: (apply) => apply(),
   };
 }
 

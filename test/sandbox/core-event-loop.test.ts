@@ -85,7 +85,7 @@ describe('work between two turns of the event loop', () => {
   it('the account endpoints yield while they validate a large body, whatever its elements', async () => {
     const ctx = createContext(resolveOptions({ scale: 0 }));
     const noop = (): void => undefined;
-    const listener: PortfolioListener = { debtor: noop, account: noop, subAccount: noop, event: noop };
+    const listener: PortfolioListener = { debtor: noop, account: noop, subAccount: noop, event: noop, seeding: (apply) => apply() };
     const module = createAccountsModule(ctx, listener);
     const tenant = ctx.tenants[0]!;
     const call = async (route: Route, body: unknown): Promise<{ status: number; turns: number }> => {

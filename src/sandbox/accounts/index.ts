@@ -1,5 +1,5 @@
 // The accounts half of the sandbox: the accounts and update-status endpoints, the background processing behind
-// them and the seeded portfolio. Composed by the server as createAccountsModule(ctx, listener),
+// them and the seeded portfolio, applied per tenant when first needed. Composed by the server as createAccountsModule(ctx, listener),
 // where the listener is the export half turning every change into D01/D02/D03/D05 rows.
 import type {
   AccountsModule,
@@ -77,6 +77,26 @@ export function createAccountsModule(ctx: SandboxContext, listener: PortfolioLis
     },
   });
 
+  // A tenant's seeded portfolio is applied the first time its accounts state is needed rather than
+  // at start: a session that logs in and reads the catalog or the generated datasets never waits
+  // for it. Its records are the same whenever that happens: their ids count per tenant and their
+  // stamps are the seed's, inside DATA_SPAN.
+  // Applied through the same processing as pushes; not counted in accountsProcessed, which counts
+  // what the endpoints accepted.
+  const seeded = new Set<string>();
+  const seed = (tenant: Tenant): void => {
+    if (seeded.has(tenant.lenderPublicId)) return;
+    seeded.add(tenant.lenderPublicId);
+    const p = portfolio.of(tenant);
+    listener.seeding(() => {
+      for (const op of generateSeedPortfolio(ctx.options.seed, tenant.index, seededSubAccountCount(ctx.options.scale))) {
+        if (op.kind === 'account') applyAccountRecord(p, tenant, op.record, op.at, listener);
+        else applyStatusUpdate(p, tenant, op.record, op.at, listener);
+        ctx.stats.portfolioSeeded += 1;
+      }
+    });
+  };
+
   const enqueue = (items: QueuedRecord[]): void => {
     queue.enqueue(items);
     ctx.stats.queueDepth = queue.depth;
@@ -85,6 +105,7 @@ export function createAccountsModule(ctx: SandboxContext, listener: PortfolioLis
   // Validated in slices: a 10 MB body holds tens of thousands of records.
   const pushAccounts = async (req: RouteRequest): Promise<RouteResponse> => {
     const tenant = tenantOf(req);
+    seed(tenant);
     const result = await validateRequestInSlices(req.body, ctx.options.strict ? validateAccountStrict : validateAccount);
     if (!result.ok) return rejected(result.errors);
     // Queued only when the acceptance is answered: a fault injected instead applies nothing.
@@ -100,6 +121,7 @@ export function createAccountsModule(ctx: SandboxContext, listener: PortfolioLis
 
   const updateStatus = async (req: RouteRequest): Promise<RouteResponse> => {
     const tenant = tenantOf(req);
+    seed(tenant);
     const exists = (debtorCompanyId: string, accountId: string): boolean =>
       portfolio.hasAccount(tenant, debtorCompanyId, accountId) ||
       pendingCreates.has(pendingKey(tenant, debtorCompanyId, accountId));
@@ -113,21 +135,9 @@ export function createAccountsModule(ctx: SandboxContext, listener: PortfolioLis
       { method: 'POST', pattern: ACCOUNTS_PATH, auth: 'accounts', handler: pushAccounts },
       { method: 'POST', pattern: UPDATE_STATUS_PATH, auth: 'accounts', handler: updateStatus },
     ],
+    seed,
     queueDepth: () => queue.depth,
     drain: () => queue.drain(),
-    start: () => {
-      // Seeded synchronously through the same processing as pushes, stamped inside DATA_SPAN.
-      // Not counted in accountsProcessed, which counts what the endpoints accepted.
-      const size = seededSubAccountCount(ctx.options.scale);
-      for (const tenant of ctx.tenants) {
-        const p = portfolio.of(tenant);
-        for (const op of generateSeedPortfolio(ctx.options.seed, tenant.index, size)) {
-          if (op.kind === 'account') applyAccountRecord(p, tenant, op.record, op.at, listener);
-          else applyStatusUpdate(p, tenant, op.record, op.at, listener);
-          ctx.stats.portfolioSeeded += 1;
-        }
-      }
-    },
     close: () => {
       queue.close();
       ctx.stats.queueDepth = 0;

@@ -1,6 +1,6 @@
 // The export half of the sandbox: catalog and page routes, the listener that turns the accounts
 // state into D01/D02/D03/D05, and the admin calls that make data move (advance, churn).
-import type { ExportsModule, PortfolioListener, Route, RouteResponse, SandboxContext } from '../contracts.ts';
+import type { ExportsModule, PortfolioListener, Route, RouteResponse, SandboxContext, Tenant } from '../contracts.ts';
 import { catalogBody } from './catalog.ts';
 import { Churn } from './churn.ts';
 import { exportOk } from './envelopes.ts';
@@ -25,9 +25,15 @@ export interface ExportsTuning {
 /** Churn above this would spend the event loop on writes rather than on serving pages. */
 const MAX_CHURN_RATE = 100_000;
 
-export function createExportsModule(ctx: SandboxContext, tuning: ExportsTuning = {}): ExportsModule {
+export function createExportsModule(
+  ctx: SandboxContext, seedPortfolio: (tenant: Tenant) => void, tuning: ExportsTuning = {},
+): ExportsModule {
   const { seed, scale } = ctx.options;
-  const store = new ExportStore({ seed, scale, tenantIndexes: ctx.tenants.map((t) => t.index) });
+  const tenantAt = new Map(ctx.tenants.map((t) => [t.index, t]));
+  const store = new ExportStore({
+    seed, scale, tenantIndexes: [...tenantAt.keys()],
+    beforePortfolioRead: (index) => seedPortfolio(tenantAt.get(index)!),
+  });
   const churn = new Churn(seed, () => store.builtGeneratedTables(), () => ctx.now().getTime());
   const replica = new ReplicaLag(ctx.options.replicaLagMs);
   const settings = (): PageRouteSettings => ({
@@ -56,6 +62,9 @@ export function createExportsModule(ctx: SandboxContext, tuning: ExportsTuning =
     event(tenant, record) {
       const key = tableKey(seed, tenant.index, 'D05');
       replica.apply(() => store.portfolio(tenant.index, 'D05').upsert(record.id, record.createdAt, () => eventRaw(record, lenderIdOf(tenant.index), key)));
+    },
+    seeding(apply) {
+      replica.inStep(apply);
     },
   };
 

@@ -9,8 +9,10 @@ export class ReplicaLag {
   readonly #pending: { readonly due: number; readonly apply: () => void }[] = [];
   #head = 0;
   #timer: NodeJS.Timeout | undefined;
-  /** Off while the seeded portfolio is written: the replica starts in step with the primary. */
+  /** Off until the sandbox serves, and while a seeded portfolio is written: the replica holds
+   * the seeded data from the start. */
   #lagging = false;
+  #serving = false;
 
   constructor(lagMs: number) {
     this.#lagMs = lagMs;
@@ -18,7 +20,18 @@ export class ReplicaLag {
 
   /** From now on writes lag (called once the sandbox serves). */
   start(): void {
+    this.#serving = true;
     this.#lagging = true;
+  }
+
+  /** Runs `writes` with every write applied at once (a seeded portfolio, whenever it is applied). */
+  inStep(writes: () => void): void {
+    this.#lagging = false;
+    try {
+      writes();
+    } finally {
+      this.#lagging = this.#serving;
+    }
   }
 
   /** Runs `write` now without a lag, else `lagMs` from now, after every write given before it. */

@@ -18,6 +18,9 @@ export interface StoreOptions {
   readonly scale: number;
   /** Tenant indexes served; advance() changes each of them. */
   readonly tenantIndexes: readonly number[];
+  /** Called before a page of D01, D02, D03 or D05 is read: the tenant's seeded portfolio, applied
+   * when first needed, must be in those tables by then. */
+  readonly beforePortfolioRead?: (tenantIndex: number) => void;
 }
 
 export class ExportStore {
@@ -31,8 +34,11 @@ export class ExportStore {
     this.#options = options;
   }
 
+  /** The table a page is read from. */
   table(tenantIndex: number, code: DatasetCode): ExportTable {
-    return isPortfolioCode(code) ? this.portfolio(tenantIndex, code) : this.generated(tenantIndex, code as GeneratedCode);
+    if (!isPortfolioCode(code)) return this.generated(tenantIndex, code as GeneratedCode);
+    this.#options.beforePortfolioRead?.(tenantIndex);
+    return this.portfolio(tenantIndex, code);
   }
 
   portfolio(tenantIndex: number, code: PortfolioCode): PortfolioTable {
