@@ -12,8 +12,6 @@ import { commitInGroups, rowsOf } from './group-commit.ts';
 import { syncShared } from './shared-load.ts';
 import type { Sink, SinkDataset } from './sink.ts';
 
-/** Options of sync(): the export options except those it sets per dataset (state key, resume,
- * bounds, sort), plus where the rows go. */
 /**
  * Pages a sync reads ahead of its sink (the `prefetch` default of a sync). A sink's commit holds
  * the event loop while it appends a group of pages (DuckDB's appender, a COPY's encoding); with
@@ -22,6 +20,8 @@ import type { Sink, SinkDataset } from './sink.ts';
  */
 export const SYNC_PREFETCH = 4;
 
+/** Options of sync(): the export options except those it sets per dataset (state key, resume,
+ * bounds, sort), plus where the rows go. */
 export interface SyncOptions extends Omit<ExportOptions, 'state' | 'resume' | 'stateKey' | 'since' | 'until' | 'sort'> {
   /** The sink the rows and their state go to: `ndjsonSink`, `duckdbSink`, `postgresSink` or your own.
    * sync() does not close it. */

@@ -134,6 +134,14 @@ describe('errors are scrubbed when they are made', () => {
     assertClean(rendered(error));
   });
 
+  it('a cause that is neither an error nor text is kept as its inspected text, scrubbed', () => {
+    const error = new LenderError('failed', { cause: { reason: 'echo', headers: { authorization: `Bearer ${JWT}` }, attempt: 3 } });
+    assert.equal(typeof error.cause, 'string');
+    assert.match(error.cause as string, /reason: 'echo'/);
+    assert.match(error.cause as string, /attempt: 3/);
+    assertClean(String(error.cause));
+  });
+
   it('a LenderError cause is kept as it is', () => {
     const inner = new ServerError('failed', { status: 500 });
     assert.equal(new LenderError('outer', { cause: inner }).cause, inner);

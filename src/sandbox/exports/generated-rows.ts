@@ -57,7 +57,6 @@ function isoDate(ms: number): string {
   return isoUtc(ms).slice(0, 10);
 }
 
-
 /** A moment between the row's creation and its cursor value, drawn from the version's stream:
  * when a version was paid, logged in, and the like. */
 function sinceCreated(r: RowContext): number {
