@@ -7,7 +7,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ENV } from '../client/config.ts';
 import { openPrivate } from '../core/private-files.ts';
-import { processAlive } from '../exports/lock-holder.ts';
+import { selfIdentity, stillRunning } from '../exports/lock-holder.ts';
 
 /** `$XDG_CONFIG_HOME/lender-streams/sandbox.env`, else `~/.config/lender-streams/sandbox.env`:
  * the folder of the credentials file. */
@@ -37,14 +37,18 @@ export function exportLines(authUrl: string, login: EnvLogin, caFile: string): s
   return values.map(([name, value]) => `export ${name}=${shellQuote(value)}\n`).join('');
 }
 
-// The first line names the process, so a file left by one that died is known as stale.
-const HEADER = /^# lender sandbox pid (\d+) at (\S+)\n/;
+// The first line names the process (its pid, and where the OS gives them its start time and the
+// boot it runs in), so a file left by one that died is known as stale, also once a reboot or a
+// restarted container gave its pid to another process.
+const HEADER = /^# lender sandbox pid (\d+)(?: start (\d+))?(?: boot ([\w-]+))? at (\S+)\n/;
 
 export async function writeEnvFile(path: string, authUrl: string, lines: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const handle = await openPrivate(path, 'w');
+  const { processStart, bootId } = selfIdentity();
+  const identity = `${processStart === undefined ? '' : ` start ${processStart}`}${bootId === undefined || !/^[\w-]+$/.test(bootId) ? '' : ` boot ${bootId}`}`;
   try {
-    await handle.writeFile(`# lender sandbox pid ${process.pid} at ${authUrl}\n${lines}`);
+    await handle.writeFile(`# lender sandbox pid ${process.pid}${identity} at ${authUrl}\n${lines}`);
   } finally {
     await handle.close();
   }
@@ -61,8 +65,12 @@ export async function readRunningEnv(path: string): Promise<{ pid: number; authU
   const header = HEADER.exec(text);
   if (header === null) return undefined;
   const pid = Number(header[1]);
-  if (pid === process.pid || pid <= 0 || !processAlive(pid)) return undefined;
-  return { pid, authUrl: header[2]!, lines: text.slice(header[0].length) };
+  const identity = {
+    ...(header[2] !== undefined && { processStart: Number(header[2]) }),
+    ...(header[3] !== undefined && { bootId: header[3] }),
+  };
+  if (pid === process.pid || pid <= 0 || !stillRunning(pid, identity)) return undefined;
+  return { pid, authUrl: header[4]!, lines: text.slice(header[0].length) };
 }
 
 /** Removes the file if it is still this process's (another sandbox may have taken it over). */

@@ -84,18 +84,27 @@ export function parseHolder(text: string | undefined): LockHolder | undefined {
   return undefined;
 }
 
+/**
+ * Whether the process `pid` of this host, which recorded its start time and boot id (where the OS
+ * gave them), still runs: a live process with that pid that started at another time, or in
+ * another boot, is another process.
+ */
+export function stillRunning(pid: number, identity: { processStart?: number; bootId?: string }): boolean {
+  if (!processAlive(pid)) return false;
+  const here = selfIdentity();
+  if (identity.bootId !== undefined && here.bootId !== undefined && identity.bootId !== here.bootId) return false;
+  if (identity.processStart !== undefined) {
+    const now = processStartOf(pid);
+    if (now !== undefined && now !== identity.processStart) return false;
+  }
+  return true;
+}
+
 /** Whether the holder that wrote `text` into `path` is gone, so the file can be taken over. */
 export function isStale(path: string, text: string, holder: LockHolder): boolean {
   if (holder.host !== hostname()) return false;
   if (isOwned(path, text)) return false;
   // Our pid on a file this process did not make: an earlier process with the same pid left it.
   if (holder.pid === process.pid) return true;
-  if (!processAlive(holder.pid)) return true;
-  const here = selfIdentity();
-  if (holder.bootId !== undefined && here.bootId !== undefined && holder.bootId !== here.bootId) return true;
-  if (holder.processStart !== undefined) {
-    const now = processStartOf(holder.pid);
-    if (now !== undefined && now !== holder.processStart) return true;
-  }
-  return false;
+  return !stillRunning(holder.pid, holder);
 }
