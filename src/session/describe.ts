@@ -113,10 +113,17 @@ export async function describeDataset(api: ServiceApi, ref: DatasetRef, opts: De
   const sample = opts.sample ?? 1000;
   if (!Number.isSafeInteger(sample) || sample < 1) throw new RangeError(`describe(): sample must be a whole number of rows, 1 or more, not ${sample}`);
   const code = codeOf(ref);
-  const signal = opts.signal;
+  // One signal for the three reads: when one fails, the others stop rather than go on unheard
+  // (a via count, month by month, may take many requests).
+  const failed = new AbortController();
+  const signal = opts.signal === undefined ? failed.signal : AbortSignal.any([opts.signal, failed.signal]);
+  const stopOthers = <T>(read: Promise<T>): Promise<T> => read.catch((error: unknown) => {
+    failed.abort(error);
+    throw error;
+  });
   const first = async (sort: 'asc' | 'desc', limit: number): Promise<ExportRow[]> => {
     const rows: ExportRow[] = [];
-    const stream = exportRows(api, ref, { sort, limit: Math.min(limit, 1000), ...(signal !== undefined && { signal }) });
+    const stream = exportRows(api, ref, { sort, limit: Math.min(limit, 1000), signal });
     for await (const row of stream) {
       rows.push(row as ExportRow);
       if (rows.length >= limit) break;
@@ -124,9 +131,9 @@ export async function describeDataset(api: ServiceApi, ref: DatasetRef, opts: De
     return rows;
   };
   const [rows, [latest], total] = await Promise.all([
-    first('asc', sample),
-    first('desc', 1),
-    countRows(api, ref, { ...(signal !== undefined && { signal }) }),
+    stopOthers(first('asc', sample)),
+    stopOthers(first('desc', 1)),
+    stopOthers(countRows(api, ref, { signal })),
   ]);
   const info = datasetInfo(code);
   const field = info?.cursorField ?? 'updated_at';

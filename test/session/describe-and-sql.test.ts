@@ -125,3 +125,25 @@ describe('describe() and sql()', () => {
     assert.equal((await session.sql('SELECT 1 AS one', { database }))[0]!.one, 1);
   });
 });
+
+describe('describe() when one of its reads fails', () => {
+  it('fails with that error, and the other reads are stopped rather than left running', async () => {
+    const { describeDataset } = await import('../../src/session/describe.ts');
+    const { ServerError } = await import('../../src/core/errors.ts');
+    const { FakeApi, makeRows } = await import('../exports/fake-api.ts');
+    let stopped = 0;
+    class FailingCountApi extends FakeApi {
+      override async fetchPage(ref: Parameters<FakeApi['fetchPage']>[0], query: Parameters<FakeApi['fetchPage']>[1], opts: Parameters<FakeApi['fetchPage']>[2] = {}) {
+        if (query.includeTotal === true) throw new ServerError('the count failed', { status: 500 });
+        // The row reads answer only by being stopped.
+        return new Promise<never>((_, reject) => opts.signal!.addEventListener('abort', () => {
+          stopped += 1;
+          reject(opts.signal!.reason as Error);
+        }, { once: true }));
+      }
+    }
+    const api = new FailingCountApi({ rows: makeRows(10) });
+    await assert.rejects(describeDataset(api, 'D07'), { message: 'the count failed' });
+    assert.equal(stopped, 2, 'both row reads were stopped');
+  });
+});
