@@ -4,6 +4,8 @@
 // the REPL and the library's entry never load them.
 import { createHash } from 'node:crypto';
 import { ConfigError } from '../core/errors.ts';
+import { escapeHtml } from './html.ts';
+import type { NotebookDisplay } from './notebook.ts';
 import { TextTable, barChart, formatTable } from './table.ts';
 
 /** Label → value, as an object or as [label, value] pairs: one bar per label. */
@@ -243,4 +245,20 @@ async function renderNow(spec: VegaLiteSpec): Promise<string> {
 /** The SVG document of a chart, what a notebook shows (to save to a file, say). */
 export function chartSvg(data: ChartData, opts?: ChartOptions): Promise<string> {
   return renderSvg(chartSpec(chartModel(data, opts)));
+}
+
+/**
+ * Draws the chart into a notebook cell. One that cannot be drawn shows its error in the cell
+ * instead of rejecting: a chart() left un-awaited would otherwise fail unseen, as an unhandled
+ * rejection that may end the kernel.
+ */
+export async function showChart(display: NotebookDisplay, model: ChartModel): Promise<void> {
+  let svg: string;
+  try {
+    svg = await renderSvg(chartSpec(model));
+  } catch (error) {
+    display.html(`<pre>${escapeHtml(error instanceof Error ? error.message : String(error))}</pre>`);
+    return;
+  }
+  display.svg(svg);
 }

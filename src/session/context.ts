@@ -14,7 +14,7 @@ import { openSink } from '../sinks/open-sink.ts';
 import { parseSinkSpec } from '../sinks/sink-spec.ts';
 import type { Sink } from '../sinks/sink.ts';
 import { sync as syncDatasets, type DatasetSyncSummary, type SyncOptions } from '../sinks/sync.ts';
-import { chartModel, chartSpec, renderSvg, textChart, type ChartData, type ChartOptions } from './chart.ts';
+import { chartModel, showChart, textChart, type ChartData, type ChartOptions } from './chart.ts';
 import { countRows, codeOf, type CountOptions } from './count.ts';
 import { pushRecords, flagRecords, type RecordSource } from './writes.ts';
 import { CatalogView, Count, PageSummary, RowList, WriteResult } from './results.ts';
@@ -251,13 +251,13 @@ export class LenderSession {
   /**
    * A chart of label → value pairs, of rows (`{ x, y, color, mark: 'bar' | 'line' }`), or a full
    * Vega-Lite spec. Text here, returned to print (a number as second argument: the bars' width);
-   * in a notebook, an SVG is rendered and shown: await it.
+   * in a notebook, an SVG is rendered and shown (await it), or, if it cannot be drawn, its error.
    */
   chart = (data: ChartData, opts?: ChartOptions | number): TextTable | Promise<void> => {
     const model = chartModel(data, typeof opts === 'number' ? { textWidth: opts } : opts);
     const display = notebookDisplay();
     if (display === undefined) return textChart(model);
-    return renderSvg(chartSpec(model)).then((svg) => display.svg(svg));
+    return showChart(display, model);
   };
 
   close = async (): Promise<void> => {

@@ -10,7 +10,11 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { inspect } from 'node:util';
 import { openSession, type LenderSession } from '../../src/session.ts';
-import { summarizeFields } from '../../src/session/describe.ts';
+import { describeDataset, summarizeFields } from '../../src/session/describe.ts';
+import { ServerError } from '../../src/core/errors.ts';
+import type { RequestOptions } from '../../src/core/api.ts';
+import type { DatasetRef, ExportPageBody, PageQuery } from '../../src/core/types.ts';
+import { FakeApi, makeRows } from '../exports/fake-api.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -128,12 +132,9 @@ describe('describe() and sql()', () => {
 
 describe('describe() when one of its reads fails', () => {
   it('fails with that error, and the other reads are stopped rather than left running', async () => {
-    const { describeDataset } = await import('../../src/session/describe.ts');
-    const { ServerError } = await import('../../src/core/errors.ts');
-    const { FakeApi, makeRows } = await import('../exports/fake-api.ts');
     let stopped = 0;
     class FailingCountApi extends FakeApi {
-      override async fetchPage(ref: Parameters<FakeApi['fetchPage']>[0], query: Parameters<FakeApi['fetchPage']>[1], opts: Parameters<FakeApi['fetchPage']>[2] = {}) {
+      override async fetchPage(_ref: DatasetRef, query: PageQuery, opts: RequestOptions = {}): Promise<ExportPageBody> {
         if (query.includeTotal === true) throw new ServerError('the count failed', { status: 500 });
         // The row reads answer only by being stopped.
         return new Promise<never>((_, reject) => opts.signal!.addEventListener('abort', () => {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { chartModel, chartSpec, chartSvg, textChart, type ChartModel, type VegaLiteSpec } from '../../src/session/chart.ts';
+import { chartModel, chartSpec, chartSvg, showChart, textChart, type ChartModel, type VegaLiteSpec } from '../../src/session/chart.ts';
 import { escapeHtml, htmlTable } from '../../src/session/html.ts';
 import { tableCells } from '../../src/session/table.ts';
 
@@ -125,6 +125,27 @@ describe('SVG charts', () => {
     assert.ok(one.length > 0, 'a clipped mark has a clip path');
     assert.deepEqual(one.filter((id) => two.includes(id)), []);
     assert.deepEqual(await ids(clipped('one')), one);
+  });
+
+  it('in a notebook a chart that cannot be drawn shows its error in the cell, and never rejects unheard', async () => {
+    const shown: { html: string[]; svg: string[] } = { html: [], svg: [] };
+    const display = { html: (m: string) => shown.html.push(m), svg: (m: string) => shown.svg.push(m) };
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      // Not awaited, as a notebook cell may leave it: the failure must still show, and only there.
+      void showChart(display, chartModel({ mark: 'no-such-mark' }));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await showChart(display, chartModel({ a: 1, '<b>': 2 }));
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+    assert.deepEqual(unhandled, []);
+    assert.equal(shown.html.length, 1);
+    assert.match(shown.html[0]!, /^<pre>chart\(\): Vega-Lite refused the spec: .*<\/pre>$/s);
+    assert.equal(shown.svg.length, 1);
+    assert.ok(shown.svg[0]!.startsWith('<svg') && shown.svg[0]!.includes('&lt;b&gt;'));
   });
 
   it('data by URL: a local file or HTTPS, never plain HTTP; data that cannot be loaded fails the chart', async () => {
