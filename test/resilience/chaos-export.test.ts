@@ -96,6 +96,9 @@ describe('chaos export: sync under 500/503/504/reset, latency, 2 s tokens and wr
     const faultsBefore = t.sandbox.stats().faultsInjected ?? 0;
     t.sandbox.setFaults({ latencyMs: 1, faults: { ...FAULTS } });
     const client = await login(t);
+    // The walk may end within one token's life on a fast machine: the first token runs out
+    // before it starts, so a renewal happens whatever the speed (and more on a slower walk).
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
     let summary;
     try {
       summary = await runSync(client, out, counters, 2);
