@@ -18,7 +18,7 @@ import type { Sink, SinkDataset } from './sink.ts';
  * one page ahead the service then idles until the commit ends, and a sync into DuckDB took 1.5x
  * as long for it. Four keep the service busy through a commit, for a few MB.
  */
-export const SYNC_PREFETCH = 4;
+const SYNC_PREFETCH = 4;
 
 /** Options of sync(): the export options except those it sets per dataset (state key, resume,
  * bounds, sort), plus where the rows go. */

@@ -28,7 +28,12 @@ function loadedAfter(code: string): { undiciMain: boolean; undiciAgent: boolean;
       'export async function resolve(s, c, next) { const r = await next(s, c); port.postMessage(r.url); return r; }',
     ), { data: { port: port2 }, transferList: [port2] });
     ${code}
-    await new Promise((resolve) => setTimeout(resolve, 100)); // the hooks' messages
+    // The hooks' messages come in order: once the resolution of this last import arrives, every
+    // one before it has.
+    const SENTINEL = 'data:text/javascript,export{}//lender-sentinel';
+    const seen = new Promise((resolve) => port1.on('message', (url) => { if (url === SENTINEL) resolve(); }));
+    await import(SENTINEL);
+    await seen;
     port1.close();
     const cjs = Object.keys(createRequire(import.meta.url).cache);
     console.log(JSON.stringify({

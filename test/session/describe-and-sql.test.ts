@@ -131,7 +131,8 @@ describe('describe() and sql()', () => {
 });
 
 describe('describe() when one of its reads fails', () => {
-  it('fails with that error, and the other reads are stopped rather than left running', async () => {
+  // A timeout: reads that are never stopped would wait forever.
+  it('fails with that error, and the other reads are stopped rather than left running', { timeout: 30_000 }, async () => {
     let stopped = 0;
     class FailingCountApi extends FakeApi {
       override async fetchPage(_ref: DatasetRef, query: PageQuery, opts: RequestOptions = {}): Promise<ExportPageBody> {

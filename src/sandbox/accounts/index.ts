@@ -1,6 +1,7 @@
-// The accounts half of the sandbox: the accounts and update-status endpoints, the background processing behind
-// them and the seeded portfolio, applied per tenant when first needed. Composed by the server as
-// createAccountsModule(ctx, listener), where the listener is the export half turning every change into D01/D02/D03/D05 rows.
+// The accounts half of the sandbox: the accounts and update-status endpoints, the background
+// processing behind them and the seeded portfolio, applied per tenant when first needed. Composed
+// by the server as createAccountsModule(ctx, listener), where the listener is the export half
+// turning every change into D01/D02/D03/D05 rows.
 import type {
   AccountsModule,
   PortfolioListener,
