@@ -20,7 +20,8 @@ export interface SinkDataset {
   identity: RowIdentity;
 }
 
-/** One page to commit: its rows (possibly none) and the state to keep with them. */
+/** What one commit stores: the rows of one or more pages, in order (possibly none), and the state
+ * after the last of them. */
 export interface SinkPage {
   dataset: SinkDataset;
   rows: readonly ExportRow[];
@@ -38,9 +39,10 @@ export interface SinkNotice {
 
 /**
  * A store sync() loads datasets into. For each dataset: `open` returns the state committed last
- * (the load resumes from it) and undoes anything written after it; then `commit` is called once per
- * page, in order, and once more with no rows and the completed state. A commit stores the rows and
- * the state together or not at all: that is what makes a sync exactly once.
+ * (the load resumes from it) and undoes anything written after it; then `commit` is called in order
+ * with the rows of one page or of several that waited together, and once more with no rows and the
+ * completed state. A commit stores the rows and the state together or not at all: that is what
+ * makes a sync exactly once.
  *
  * A sink of your own in 20 lines, and what each of ours guarantees: docs/sinks.md.
  */
