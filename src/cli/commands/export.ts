@@ -99,9 +99,7 @@ const command: Command = {
           progress?.follow(stream);
           for await (const page of stream) {
             if (page.rows.length === 0) continue;
-            if (!io.stdout.write(ndjsonText(page.rows))) {
-              await Promise.race([once(io.stdout, 'drain'), once(stop.signal, 'abort')]);
-            }
+            if (!io.stdout.write(ndjsonText(page.rows))) await drained(io.stdout, stop.signal);
             if (stop.signal.aborted) break;
           }
           if (stop.signal.aborted) break;
@@ -125,3 +123,18 @@ const command: Command = {
   },
 };
 export default command;
+
+/**
+ * Resolves once `out` drains or `stop` is aborted. Each wait takes its listeners off both when it
+ * ends: racing two plain `once()` left one abort listener on `stop` per drain, which piled up
+ * over an export into a slow pipe (a MaxListenersExceededWarning after ten pages).
+ */
+async function drained(out: NodeJS.WritableStream, stop: AbortSignal): Promise<void> {
+  if (stop.aborted) return;
+  try {
+    await once(out as NodeJS.EventEmitter, 'drain', { signal: stop });
+  } catch (error) {
+    // The stop is the caller's to act on; any other failure of `out` is not.
+    if (!stop.aborted) throw error;
+  }
+}
