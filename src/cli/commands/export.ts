@@ -8,7 +8,7 @@ import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectWithFlags } from '../connection-flags.ts';
 import { exportPages, type ExportOptions, type ExportPage } from '../../exports/export-stream.ts';
 import { toMillis } from '../../exports/windows.ts';
-import { ndjsonText } from '../../exports/ndjson.ts';
+import { ndjsonBytes } from '../../exports/ndjson.ts';
 import { ProgressLine } from '../../progress.ts';
 import { fileState } from '../../exports/state.ts';
 
@@ -153,7 +153,7 @@ function writePages(pages: Readable, out: NodeJS.WritableStream, stop: AbortSign
         const page = pages.destroyed ? null : (pages.read() as ExportPage | null);
         if (page === null) return; // 'readable', or the end, comes next
         if (page.rows.length === 0) continue;
-        if (!out.write(ndjsonText(page.rows))) {
+        if (!out.write(ndjsonBytes(page.rows))) {
           waiting = true;
           drained(out, stop).then(
             () => {
