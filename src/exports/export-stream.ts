@@ -174,32 +174,42 @@ export class ExportStream extends Readable {
       this.#ready ??= this.#init();
       await this.#ready;
       while (this.#demand && !this.destroyed) {
-        const next = await this.#reader!.next();
-        if (this.destroyed) return;
-        if (next.done === true) {
-          await this.#complete();
-          return;
-        }
-        const { task } = next.value;
-        // A window starts when its first page (or its end) reaches the consumer.
-        if (!this.#started.has(task)) {
-          this.#started.add(task);
-          this.#emitWindow('start', task);
-        }
-        if (next.value.end === true) {
-          this.#started.delete(task);
-          this.#checkpointer!.ended(task.window);
-          this.stats.windows += 1;
-          this.#emitWindow('end', task);
-        } else {
-          this.#deliver(next.value.item, task);
-        }
+        if (await this.#readOne()) return;
       }
     } catch (error) {
       this.destroy(error as Error);
     } finally {
       this.#driving = false;
     }
+  }
+
+  /**
+   * Reads and hands on one item of the reader; true once the stream is done. A call of its own so
+   * that #drive, waiting for the next page, does not keep the last one reachable (a suspended
+   * function keeps its variables).
+   */
+  async #readOne(): Promise<boolean> {
+    const next = await this.#reader!.next();
+    if (this.destroyed) return true;
+    if (next.done === true) {
+      await this.#complete();
+      return true;
+    }
+    const { task } = next.value;
+    // A window starts when its first page (or its end) reaches the consumer.
+    if (!this.#started.has(task)) {
+      this.#started.add(task);
+      this.#emitWindow('start', task);
+    }
+    if (next.value.end === true) {
+      this.#started.delete(task);
+      this.#checkpointer!.ended(task.window);
+      this.stats.windows += 1;
+      this.#emitWindow('end', task);
+    } else {
+      this.#deliver(next.value.item, task);
+    }
+    return false;
   }
 
   #emitWindow(phase: 'start' | 'end', task: WindowTask): void {

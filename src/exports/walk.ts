@@ -189,11 +189,13 @@ export async function* walkWindow(ctx: WalkContext, window: Window, from: Window
     }
     askTotal = false;
     guard.check(cursor, body, cursorField);
-    const rows = applyFilters(body.rows, filters, cursorField);
     delivered = advanceLast(delivered, body.rows, cursorField, key);
-    yield { window, body, rows, last: delivered, cursorField };
     // The only end of a window: short and empty pages are followed.
     const next = body.pagination.nextCursor;
+    // Nothing of the page is kept in a variable past the yield (`body` is declared afresh at the
+    // loop's top): the generator waits for the next page with its variables reachable, and a page
+    // kept there would outlive the young-generation collections that run during that wait.
+    yield { window, body, rows: applyFilters(body.rows, filters, cursorField), last: delivered, cursorField };
     if (next === null) return;
     cursor = next;
   }

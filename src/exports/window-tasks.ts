@@ -14,7 +14,7 @@ export interface WindowTask {
   readonly units: number;
   /** Whether any page of the window had rows (before filters): decides the next window's span. */
   readonly sawRows: boolean;
-  open(): AsyncGenerator<WalkedPage>;
+  open(): AsyncIterator<WalkedPage>;
 }
 
 /**
@@ -48,13 +48,19 @@ export function windowTasks(
       get sawRows() {
         return sawRows;
       },
-      async *open() {
+      open() {
         const field = cursorField();
         const pages = grown ? walkGrownWindow(walk, window, field) : walkWindow(walk, window, { cursor, delivered: last, cursorField: field });
-        for await (const page of pages) {
-          if (page.body.rows.length > 0) sawRows = true;
-          yield page;
-        }
+        // The walk itself, watched, rather than an async generator looping over it: a suspended
+        // generator keeps the page it yielded last reachable while the next one is fetched.
+        return {
+          next: () => pages.next().then((result) => {
+            if (result.done !== true && result.value.body.rows.length > 0) sawRows = true;
+            return result;
+          }),
+          return: (value?: unknown) => pages.return(value),
+          throw: (error?: unknown) => pages.throw(error),
+        };
       },
     };
   };

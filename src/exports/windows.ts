@@ -48,8 +48,19 @@ export function resolveWindowing(option: WindowOption | undefined, pathKind: Ten
   return { kind: 'duration', iso: duration.toISO() ?? '' };
 }
 
+/** The form the planner emits and the service sends: UTC with milliseconds. */
+const CANONICAL_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 /** Parses an ISO-8601 instant; throws a ConfigError naming the option otherwise. */
 export function toMillis(value: string, what = 'timestamp'): number {
+  // The canonical form is read without luxon, whose first DateTime reads the system locale
+  // through Intl (~12 ms of a CLI start). Date.parse rolls a day past the month's end over
+  // (Feb 30 -> Mar 2) where luxon refuses it, so only a value that prints back as itself is
+  // taken: the same instant luxon gives.
+  if (CANONICAL_INSTANT.test(value)) {
+    const ms = Date.parse(value);
+    if (Number.isFinite(ms) && isoOf(ms) === value) return ms;
+  }
   const dt = DateTime.fromISO(value, { zone: 'utc' });
   if (!dt.isValid) throw new ConfigError(`The ${what} ${JSON.stringify(value)} is not an ISO-8601 timestamp.`);
   return dt.toMillis();

@@ -5,7 +5,7 @@
 import { mkdir, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openPrivate } from '../core/private-files.ts';
-import { ndjsonText } from '../exports/ndjson.ts';
+import { ndjsonBytes } from '../exports/ndjson.ts';
 import { fileState, type DatasetState, type StateStore } from '../exports/state.ts';
 import { SinkError } from './errors.ts';
 import type { Sink, SinkDataset, SinkPage } from './sink.ts';
@@ -89,10 +89,10 @@ class NdjsonSink implements Sink {
     // Created at the first commit: a dataset that fails before any page leaves no empty file.
     file.handle ??= await openPrivate(this.location(dataset), 'a');
     if (rows.length > 0) {
-      const text = Buffer.from(ndjsonText(rows));
-      await file.handle.write(text);
+      const bytes = ndjsonBytes(rows);
+      await file.handle.write(bytes);
       await file.handle.datasync();
-      file.bytes += text.length;
+      file.bytes += bytes.length;
     }
     await this.#store.save(dataset.key, { ...state, fileBytes: file.bytes });
   }

@@ -1,9 +1,35 @@
 // toNdjson: one line per row, and a synchronous burst of rows (an export page) joined into a few
 // large chunks rather than one write per row, without holding back rows already written.
+// ndjsonBytes: a page's rows as the UTF-8 bytes of one write.
 import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
 import { test } from 'node:test';
-import { toNdjson } from '../../src/exports/ndjson.ts';
+import fc from 'fast-check';
+import { ndjsonBytes, toNdjson } from '../../src/exports/ndjson.ts';
+
+/** What ndjsonBytes must equal: each row's JSON and a newline, joined, encoded once. */
+const joined = (rows: readonly unknown[]): Buffer => Buffer.from(rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+
+test('ndjsonBytes: the bytes of the joined lines, for any rows (any UTF-16, lone surrogates included)', () => {
+  // Every UTF-16 code unit, so lone surrogates, astral characters and 3-byte characters all occur.
+  const anyText = fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((u) => String.fromCharCode(u)), maxLength: 40 });
+  const row = fc.oneof(fc.jsonValue({ stringUnit: 'binary', maxDepth: 2 }), fc.dictionary(anyText, anyText, { maxKeys: 5 }));
+  fc.assert(
+    fc.property(fc.array(row, { maxLength: 60 }), (rows) => {
+      assert.deepEqual(ndjsonBytes(rows), joined(rows));
+    }),
+    { numRuns: 500 },
+  );
+});
+
+test('ndjsonBytes: rows of multi-byte text only grow the buffer and still give the joined bytes', () => {
+  const rows = Array.from({ length: 1000 }, (_, i) => ({ id: i, name: '\u0416\u4e2d\ud83d\ude00'.repeat(1 + (i % 7)) }));
+  const bytes = ndjsonBytes(rows);
+  assert.deepEqual(bytes, joined(rows));
+  assert.equal(bytes.toString('utf8').split('\n').length, 1001);
+  assert.deepEqual(ndjsonBytes([]), Buffer.alloc(0));
+  assert.deepEqual(ndjsonBytes([{ a: 'x'.repeat(100_000) }]), joined([{ a: 'x'.repeat(100_000) }]));
+});
 
 function chunksOf(transform: ReturnType<typeof toNdjson>): string[] {
   const chunks: string[] = [];
