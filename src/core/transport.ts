@@ -3,7 +3,7 @@
 // LenderError or an AbortError; undici's own errors never escape, because some carry request
 // headers (and so the bearer token).
 import { readFileSync } from 'node:fs';
-import { createSecureContext, type SecureContext } from 'node:tls';
+import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import { CertificateError, ConfigError, InsecureUrlError, NetworkError, RequestTimeoutError } from './errors.ts';
 import { abortErrorFrom } from './abort.ts';
@@ -167,17 +167,22 @@ export class Transport {
  * (`ca: [...rootCertificates, extra]`) parsed some 140 PEM certificates: ~40 ms of CPU per client.
  */
 function contextTrusting(extra: string | Buffer, env: NodeJS.ProcessEnv = process.env): SecureContext {
-  const context = createSecureContext();
-  const store = context.context as { addCACert(cert: string | Buffer): void };
+  const cas: (string | Buffer)[] = [];
   const extraFile = env.NODE_EXTRA_CA_CERTS;
   if (extraFile) {
     try {
-      store.addCACert(readFileSync(extraFile, 'utf8'));
+      cas.push(readFileSync(extraFile, 'utf8'));
     } catch {
       // Node warned about an unreadable NODE_EXTRA_CA_CERTS at start and went on without it.
     }
   }
-  store.addCACert(extra);
+  cas.push(extra);
+  const context = createSecureContext();
+  // `context.context` is the native context Node's own `ca` option adds to: not documented,
+  // so a Node without it gets the roots as text instead, the slower way.
+  const store = context.context as { addCACert?: (cert: string | Buffer) => void } | undefined;
+  if (typeof store?.addCACert !== 'function') return createSecureContext({ ca: [...rootCertificates, ...cas] });
+  for (const ca of cas) store.addCACert(ca);
   return context;
 }
 

@@ -5,6 +5,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { execFile } from 'node:child_process';
+import { connect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { LenderClient } from '../../src/client/client.ts';
 import {
@@ -203,6 +204,32 @@ describe('responses that break the protocol', () => {
 });
 
 describe('an extra CA is trusted besides the defaults, not instead of them', () => {
+  it("a client's extra CA is its own: Node's default trust store does not gain it", async () => {
+    const { startSandbox } = await import('../../src/sandbox/index.ts');
+    const a = await startSandbox({ scale: 10 });
+    try {
+      const client = await LenderClient.login({ ...a.credentials('demo'), ca: a.ca, retry: { attempts: 1 } });
+      try {
+        assert.equal((await client.catalog()).schemaVersion, 'v1');
+        // A connection with Node's defaults, made after the client's: still refused.
+        const { hostname, port } = new URL(a.credentials('demo').authUrl);
+        const refused = await new Promise<Error | undefined>((resolve) => {
+          const socket = connect({ host: hostname, port: Number(port), servername: hostname }, () => {
+            socket.end();
+            resolve(undefined);
+          });
+          socket.once('error', resolve);
+        });
+        assert.ok(refused !== undefined, 'a default TLS connection trusted the client\'s CA');
+        assert.match(String((refused as NodeJS.ErrnoException).code), /SELF_SIGNED|UNABLE_TO_VERIFY|CERT/);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await a.close();
+    }
+  });
+
   it("with NODE_EXTRA_CA_CERTS trusting sandbox B, a client given sandbox A's CA still reaches B", async () => {
     // Node reads NODE_EXTRA_CA_CERTS into its default trust store at start, so the check runs in a
     // child process. Node's own `ca` option drops that store; an extra CA must not.

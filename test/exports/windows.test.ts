@@ -1,10 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { DateTime } from 'luxon';
 import { ConfigError } from '../../src/core/errors.ts';
 import {
-  MAX_GROWN_MONTHS, nextSpanUnits, planWindows, regridWindow, remainderOf, resolveWindowing, splitWindow,
+  MAX_GROWN_MONTHS, nextSpanUnits, planWindows, regridWindow, remainderOf, resolveWindowing, splitWindow, toMillis,
   type PlanInput, type Window, type Windowing,
 } from '../../src/exports/windows.ts';
+import { prng, runSeed } from '../helpers/resilience.ts';
 
 const plan = (input: Partial<PlanInput>): Window[] => [...planWindows({
   since: '2025-01-15T00:00:00.000Z', until: null, end: '2025-04-10T12:00:00.000Z',
@@ -185,4 +187,21 @@ test('a grown window with rows is re-read as months from the first row\'s month 
     { since: '2025-04-01T00:00:00.000Z', until: '2025-05-01T00:00:00.000Z' },
     { since: '2025-05-01T00:00:00.000Z', until: null },
   ]);
+});
+
+test('toMillis reads the canonical form (UTC, milliseconds) as luxon does, impossible dates refused alike', (t) => {
+  const seed = runSeed();
+  t.diagnostic(`seed=${seed} (LENDER_SEED=${seed} replays it)`);
+  const random = prng(seed);
+  const pick = (from: number, to: number) => from + Math.floor(random() * (to - from + 1));
+  const pad = (n: number, width: number) => String(n).padStart(width, '0');
+  const fixed = ['2024-02-29T12:00:00.000Z', '2023-02-29T12:00:00.000Z', '2025-04-31T00:00:00.000Z', '2025-12-31T23:59:59.999Z',
+    '0000-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z', '2025-01-01T24:00:00.000Z', '2025-01-01T23:60:00.000Z', '2025-01-01T23:59:60.000Z'];
+  const drawn = Array.from({ length: 20_000 }, () =>
+    `${pad(pick(0, 9999), 4)}-${pad(pick(0, 13), 2)}-${pad(pick(0, 32), 2)}T${pad(pick(0, 24), 2)}:${pad(pick(0, 60), 2)}:${pad(pick(0, 60), 2)}.${pad(pick(0, 999), 3)}Z`);
+  for (const value of [...fixed, ...drawn]) {
+    const luxon = DateTime.fromISO(value, { zone: 'utc' });
+    if (luxon.isValid) assert.equal(toMillis(value), luxon.toMillis(), value);
+    else assert.throws(() => toMillis(value), ConfigError, value);
+  }
 });
