@@ -18,8 +18,8 @@ export const MAX_GROUP_ROWS = 5_000;
 export const MIN_GROUP_ROWS = 3_000;
 
 /** How long a page waits for others before it is committed with those that came meanwhile. Short
- * against a real service's round trip (a page a few tens of milliseconds apart is committed on its
- * own), long against a local one's (the sandbox serves a page of 1,000 rows in about 6 ms). */
+ * against a real service's round trip (pages a few tens of milliseconds apart are committed one by
+ * one), long against a local sandbox's, which serves a page of 1,000 rows in a few milliseconds. */
 export const GROUP_LINGER_MS = 25;
 
 export interface GroupLimits {
