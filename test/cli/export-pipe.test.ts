@@ -1,0 +1,36 @@
+// `lender export` into a pipe: a reader that goes away after the first line (`| head -1`) ends
+// the export quietly with exit 0.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { after, before, describe, it } from 'node:test';
+import { spawnLender, startSandboxChild, type SandboxChild } from '../helpers/resilience.ts';
+
+describe('lender export into a pipe', { timeout: 120_000 }, () => {
+  let sandbox: SandboxChild;
+  before(async () => {
+    sandbox = await startSandboxChild(['--seed', '5', '--scale', '3000']);
+  });
+  after(async () => {
+    await sandbox.stop();
+  });
+
+  it('a reader that closes the pipe after the first line ends the export quietly, exit 0', async () => {
+    const child = spawnLender(['export', 'D07', '--limit', '50'], { env: sandbox.env() });
+    child.stdin!.end();
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const exited = once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]>;
+    let first = '';
+    for await (const chunk of child.stdout!) {
+      first += String(chunk);
+      if (first.includes('\n')) break;
+    }
+    // Leaving the loop destroys the read end: the export's next write meets a closed pipe.
+    child.stdout!.destroy();
+    assert.equal(typeof JSON.parse(first.split('\n', 1)[0]!).public_id, 'string');
+    const [code, signal] = await exited;
+    assert.equal(signal, null);
+    assert.equal(code, 0, stderr);
+    assert.doesNotMatch(stderr, /EPIPE|Error|error/);
+  });
+});
