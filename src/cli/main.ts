@@ -5,6 +5,7 @@ import { CommandFailure, EXIT, EXIT_CODES_HELP, UsageError, type Command, type C
 import { ConfigError, LenderError } from '../core/errors.ts';
 import { redactText } from '../core/redact.ts';
 import { version } from '../core/version.ts';
+import { limitYoungGeneration } from './young-generation.ts';
 
 // Sub-commands load lazily so `lender export` does not pay for the sandbox or the REPL. They must
 // not import this module: when it is the entry point its top-level await is still pending, so such
@@ -116,6 +117,7 @@ function processIo(): CommandIo {
 
 /** Runs the command line of this process and sets its exit code. */
 export async function runFromProcess(): Promise<void> {
+  limitYoungGeneration();
   process.exitCode = await main(process.argv.slice(2), processIo());
 }
 

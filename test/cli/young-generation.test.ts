@@ -1,0 +1,111 @@
+// The commands that move data start again with a smaller young generation where Node can replace
+// its own process (process.execve): same pid, same stdio, the user's own semi-space size kept.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { restartArgs, SEMI_SPACE_MB, type ProcessView } from '../../src/cli/young-generation.ts';
+import { spawnLender, startSandboxChild, type SandboxChild } from '../helpers/resilience.ts';
+
+const FLAG = `--max-semi-space-size=${SEMI_SPACE_MB}`;
+
+function view(args: string[], over: Partial<ProcessView> = {}): ProcessView {
+  return {
+    argv: ['/usr/bin/node', '/opt/lender/bin/lender.mjs', ...args],
+    execArgv: [],
+    env: {},
+    execPath: '/usr/bin/node',
+    platform: 'linux',
+    execve: () => undefined,
+    ...over,
+  };
+}
+
+describe('restartArgs', () => {
+  it('starts a data command again with the flag first, then the Node options and the command line as they were', () => {
+    for (const command of ['export', 'sync', 'push', 'flag', 'demo', 'sandbox']) {
+      assert.deepEqual(restartArgs(view([command, 'D07', '--limit', '5'], { execArgv: ['--import', 'tsx'] })),
+        ['/usr/bin/node', FLAG, '--import', 'tsx', '/opt/lender/bin/lender.mjs', command, 'D07', '--limit', '5']);
+    }
+  });
+
+  it('runs as it is: quick commands, help, no command', () => {
+    for (const args of [[], ['--version'], ['--help'], ['catalog'], ['repl'], ['export', '--help'], ['sync', '-h'], ['nonsense']]) {
+      assert.equal(restartArgs(view(args)), undefined, args.join(' '));
+    }
+  });
+
+  it('keeps a semi-space size given on the command line or in NODE_OPTIONS, in either spelling, and never restarts twice', () => {
+    for (const execArgv of [[FLAG], ['--max-semi-space-size=32'], ['--max_semi_space_size=2'], ['--max-semi-space-size', '16']]) {
+      assert.equal(restartArgs(view(['sync'], { execArgv })), undefined, execArgv.join(' '));
+    }
+    for (const options of ['--max-semi-space-size=16', '--enable-source-maps  --max_semi_space_size=4']) {
+      assert.equal(restartArgs(view(['sync'], { env: { NODE_OPTIONS: options } })), undefined, options);
+    }
+    assert.notEqual(restartArgs(view(['sync'], { env: { NODE_OPTIONS: '--max-old-space-size=512' } })), undefined);
+  });
+
+  it('runs as it is where Node cannot replace its process: no execve (before Node 22.15), or Windows', () => {
+    assert.equal(restartArgs(view(['sync'], { execve: undefined })), undefined);
+    assert.equal(restartArgs(view(['sync'], { platform: 'win32' })), undefined);
+  });
+});
+
+describe('a data command of the bin', { timeout: 120_000 }, () => {
+  let sandbox: SandboxChild;
+  let dir: string;
+  let preload: string;
+  before(async () => {
+    sandbox = await startSandboxChild(['--seed', '5', '--scale', '3000']);
+    dir = await mkdtemp(join(tmpdir(), 'lender-young-'));
+    // Loaded by every Node image of the process (NODE_OPTIONS survives the restart): one line each.
+    preload = join(dir, 'preload.mjs');
+    await writeFile(preload, [
+      "import { appendFileSync } from 'node:fs';",
+      'appendFileSync(process.env.YOUNG_LOG, JSON.stringify({ pid: process.pid, execArgv: process.execArgv }) + "\\n");',
+    ].join('\n'));
+  });
+  after(async () => {
+    await sandbox.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function run(args: string[], log: string, nodeOptions = '') {
+    const child = spawnLender(args, {
+      env: { ...sandbox.env(), YOUNG_LOG: log, NODE_OPTIONS: `--import=${pathToFileURL(preload).href} ${nodeOptions}`.trim() },
+    });
+    child.stdin!.end();
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const [code] = (await once(child, 'close')) as [number | null];
+    const images = (await readFile(log, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { pid: number; execArgv: string[] });
+    return { pid: child.pid, code, stdout, stderr, images };
+  }
+
+  it('exports in the same process, its rows on the same stdout; started again with the flag where Node has execve', async () => {
+    const { pid, code, stdout, stderr, images } = await run(['export', 'D07', '--limit', '5'], join(dir, 'export.log'));
+    assert.equal(code, 0, stderr);
+    const rows = stdout.trim().split('\n').map((line) => JSON.parse(line) as { public_id: string });
+    assert.ok(rows.length > 0 && rows.every((row) => typeof row.public_id === 'string'));
+    assert.ok(images.every((image) => image.pid === pid), 'one pid throughout');
+    const restarts = typeof (process as { execve?: unknown }).execve === 'function' && process.platform !== 'win32';
+    assert.equal(images.length, restarts ? 2 : 1);
+    assert.equal(images[0]!.execArgv.includes(FLAG), false);
+    assert.equal(images.at(-1)!.execArgv.includes(FLAG), restarts);
+  });
+
+  it('is not started again when the user gave a semi-space size, or for its help', async () => {
+    const given = await run(['export', 'D07', '--limit', '1'], join(dir, 'given.log'), '--max-semi-space-size=16');
+    assert.equal(given.code, 0, given.stderr);
+    assert.equal(given.images.length, 1);
+    const help = await run(['sync', '--help'], join(dir, 'help.log'));
+    assert.equal(help.code, 0, help.stderr);
+    assert.match(help.stdout, /Usage: lender sync/);
+    assert.equal(help.images.length, 1);
+  });
+});
