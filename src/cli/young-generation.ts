@@ -26,7 +26,8 @@ export interface ProcessView {
 /**
  * The argument vector to start this command again with, or undefined to run it as it is: not a
  * data command (or only its help), a semi-space size already given (by this function's own start,
- * or by the user on the command line or in NODE_OPTIONS), or a Node that cannot replace itself.
+ * or by the user on the command line or in NODE_OPTIONS), a debugger attached by `--inspect…`, or
+ * a Node that cannot replace itself.
  */
 export function restartArgs(proc: ProcessView): string[] | undefined {
   const [command, ...rest] = proc.argv.slice(2);
@@ -34,7 +35,9 @@ export function restartArgs(proc: ProcessView): string[] | undefined {
   if (typeof proc.execve !== 'function' || proc.platform === 'win32') return undefined;
   // V8 reads `_` and `-` in a flag's name alike.
   const given = (arg: string) => arg.replaceAll('_', '-').split('=')[0] === FLAG;
-  if (proc.execArgv.some(given) || (proc.env.NODE_OPTIONS ?? '').split(/\s+/).some(given)) return undefined;
+  const options = [...proc.execArgv, ...(proc.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  // Under a debugger, a second start would wait for it (or break) once more.
+  if (options.some((arg) => given(arg) || arg.startsWith('--inspect'))) return undefined;
   return [proc.execPath, `${FLAG}=${SEMI_SPACE_MB}`, ...proc.execArgv, ...proc.argv.slice(1)];
 }
 

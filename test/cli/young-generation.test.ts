@@ -48,6 +48,12 @@ describe('restartArgs', () => {
     assert.notEqual(restartArgs(view(['sync'], { env: { NODE_OPTIONS: '--max-old-space-size=512' } })), undefined);
   });
 
+  it('runs as it is under a debugger (--inspect, --inspect-brk, also through NODE_OPTIONS)', () => {
+    assert.equal(restartArgs(view(['sync'], { execArgv: ['--inspect-brk'] })), undefined);
+    assert.equal(restartArgs(view(['export'], { execArgv: ['--inspect=9230'] })), undefined);
+    assert.equal(restartArgs(view(['push'], { env: { NODE_OPTIONS: '--inspect' } })), undefined);
+  });
+
   it('runs as it is where Node cannot replace its process: no execve (before Node 22.15), or Windows', () => {
     assert.equal(restartArgs(view(['sync'], { execve: undefined })), undefined);
     assert.equal(restartArgs(view(['sync'], { platform: 'win32' })), undefined);
