@@ -1,17 +1,17 @@
-// The size of the JS heap's young generation for the commands that move data. V8 sizes it from the
-// machine's memory: on Node 24 with a few GB or more it grows to 128 MB, and a command that parses
-// page after page fills it between collections (a 1,000,000-row NDJSON sync peaked at 213 MB on
-// Node 24 against 134 MB with 8 MB semi-spaces, and used less CPU). The flag can only be given
-// when Node starts, so such a command starts itself again in the same process, same pid, stdio
-// and environment (process.execve, Node 22.15 and later): a kill or a signal reaches it as
-// before. A semi-space size the user gave wins, and a Node without execve runs as it is.
+// The size of the JS heap's young generation for the commands that move rows. V8 sizes it from
+// the machine's memory: on Node 24 with a few GB or more it grows to 128 MB, and a command that
+// parses page after page fills it between collections (a 1,000,000-row sync peaked some 80 to
+// 100 MB higher than with 8 MB semi-spaces, and used more CPU: docs/cli.md#memory). The flag can
+// only be given when Node starts, so such a command starts Node again in the same process, with
+// the same pid, stdio and environment (process.execve, Node 22.15 and later): a kill or a signal
+// reaches it as before. A semi-space size the user gave wins; a Node without execve runs as it is.
 
-/** Semi-space size, MB: the young generation is three of them at most (two, and a large-object space). */
+/** The semi-space size given, MB (Node 20 and 22 let it grow to 16, Node 24 here to 64). */
 export const SEMI_SPACE_MB = 8;
 
 const FLAG = '--max-semi-space-size';
 
-/** The commands that read or write many rows: the others end before the heap grows. */
+/** The commands that read or write many rows; the others are short, or interactive (the REPL). */
 const DATA_COMMANDS: ReadonlySet<string> = new Set(['export', 'sync', 'push', 'flag', 'demo', 'sandbox']);
 
 export interface ProcessView {
