@@ -55,19 +55,37 @@ export async function connectionOptions(flags: ConnectionFlags): Promise<Connect
  */
 export async function checkConnectionFlags(flags: ConnectionFlags, io: CommandIo): Promise<void> {
   checkSandboxAlone(flags);
-  if (flags.sandbox) return;
-  const { resolveConfig } = await import('../client/config.ts');
-  try {
-    await resolveConfig(await connectionOptions(flags), io.env);
-  } catch (error) {
-    throw await usageErrorOf(error, io);
+  if (!flags.sandbox) await settingsOf(flags, io);
+}
+
+const SETTINGS = new WeakMap<ConnectionFlags, Promise<ConnectionOptions>>();
+
+/**
+ * The settings of the flags, the environment and the credentials file, resolved once per command
+ * line: each file they name is read once, so one that can be read only once (a pipe, as bash's
+ * `--password-file <(pass show lender)` gives) serves both the check and the connection.
+ */
+function settingsOf(flags: ConnectionFlags, io: CommandIo): Promise<ConnectionOptions> {
+  let settings = SETTINGS.get(flags);
+  if (settings === undefined) {
+    settings = (async () => {
+      const { resolveConfig } = await import('../client/config.ts');
+      try {
+        const config = await resolveConfig(await connectionOptions(flags), io.env);
+        return { authUrl: config.authUrl, lender: config.lender, email: config.email, password: config.revealPassword(), ca: config.ca };
+      } catch (error) {
+        throw await usageErrorOf(error, io);
+      }
+    })();
+    SETTINGS.set(flags, settings);
   }
+  return settings;
 }
 
 /** connect() as the client commands do it: from the flags, a missing credential a usage error. */
 export async function connectWithFlags(flags: ConnectionFlags, io: CommandIo, clientOptions: ClientOptions = {}): Promise<Connection> {
   checkSandboxAlone(flags);
-  const where = flags.sandbox ? { sandbox: true } : await connectionOptions(flags);
+  const where = flags.sandbox ? { sandbox: true } : await settingsOf(flags, io);
   const { connect } = await import('../connect.ts');
   let connection: Connection;
   try {

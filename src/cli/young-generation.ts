@@ -26,8 +26,8 @@ export interface ProcessView {
 /**
  * The argument vector to start this command again with, or undefined to run it as it is: not a
  * data command (or only its help), a semi-space size already given (by this function's own start,
- * or by the user on the command line or in NODE_OPTIONS), a debugger attached by `--inspect…`, or
- * a Node that cannot replace itself.
+ * or by the user on the command line or in NODE_OPTIONS), a debugger attached by `--inspect…`, a
+ * descriptor beyond stdio the command may need, or a Node that cannot replace itself.
  */
 export function restartArgs(proc: ProcessView): string[] | undefined {
   const [command, ...rest] = proc.argv.slice(2);
@@ -38,7 +38,18 @@ export function restartArgs(proc: ProcessView): string[] | undefined {
   const options = [...proc.execArgv, ...(proc.env.NODE_OPTIONS ?? '').split(/\s+/)];
   // Under a debugger, a second start would wait for it (or break) once more.
   if (options.some((arg) => given(arg) || arg.startsWith('--inspect'))) return undefined;
+  // Node marks the descriptors it inherited beyond stdio close-on-exec, so the second start may
+  // not have them: a parent's IPC channel, or a descriptor named on the command line or in the
+  // environment (bash's `--password-file <(…)` is /dev/fd/63) keeps the first start.
+  if (proc.env.NODE_CHANNEL_FD !== undefined) return undefined;
+  if ([...proc.argv.slice(2), ...Object.values(proc.env)].some((text) => text !== undefined && namesDescriptor(text))) return undefined;
   return [proc.execPath, `${FLAG}=${SEMI_SPACE_MB}`, ...proc.execArgv, ...proc.argv.slice(1)];
+}
+
+/** Whether the text names a file descriptor other than stdin, stdout and stderr (/dev/fd/N, /proc/…/fd/N). */
+function namesDescriptor(text: string): boolean {
+  for (const match of text.matchAll(/\/(?:dev|proc\/[^/\s]+)\/fd\/(\d+)/g)) if (Number(match[1]) > 2) return true;
+  return false;
 }
 
 /** Starts this process again with a smaller young generation when restartArgs says so; returns

@@ -2,13 +2,14 @@
 // its own process (process.execve): same pid, same stdio, the user's own semi-space size kept.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { restartArgs, SEMI_SPACE_MB, type ProcessView } from '../../src/cli/young-generation.ts';
-import { spawnLender, startSandboxChild, type SandboxChild } from '../helpers/resilience.ts';
+import { LENDER_BIN, spawnLender, startSandboxChild, type SandboxChild } from '../helpers/resilience.ts';
 
 const FLAG = `--max-semi-space-size=${SEMI_SPACE_MB}`;
 
@@ -52,6 +53,16 @@ describe('restartArgs', () => {
     assert.equal(restartArgs(view(['sync'], { execArgv: ['--inspect-brk'] })), undefined);
     assert.equal(restartArgs(view(['export'], { execArgv: ['--inspect=9230'] })), undefined);
     assert.equal(restartArgs(view(['push'], { env: { NODE_OPTIONS: '--inspect' } })), undefined);
+  });
+
+  it('runs as it is when it may need a descriptor beyond stdio, which the second start may not have', () => {
+    assert.equal(restartArgs(view(['sync', '--password-file', '/dev/fd/63'])), undefined);
+    assert.equal(restartArgs(view(['push', '/proc/self/fd/3'])), undefined);
+    assert.equal(restartArgs(view(['export', 'D07'], { env: { LENDER_CA_FILE: '/proc/4242/fd/9' } })), undefined);
+    assert.equal(restartArgs(view(['sync'], { env: { NODE_CHANNEL_FD: '3' } })), undefined);
+    // stdin, stdout and stderr stay open across the restart.
+    assert.notEqual(restartArgs(view(['push', '/dev/fd/0', '--rejects', '/dev/fd/2'])), undefined);
+    assert.notEqual(restartArgs(view(['push', '/dev/stdin'])), undefined);
   });
 
   it('runs as it is where Node cannot replace its process: no execve (before Node 22.15), or Windows', () => {
@@ -103,6 +114,33 @@ describe('a data command of the bin', { timeout: 120_000 }, () => {
     assert.equal(images.length, restarts ? 2 : 1);
     assert.equal(images[0]!.execArgv.includes(FLAG), false);
     assert.equal(images.at(-1)!.execArgv.includes(FLAG), restarts);
+  });
+
+  it('reads a password and a CA from bash\'s <(…) pipes (/dev/fd/63, …), each once: sync and export', async () => {
+    const { password } = sandbox.info.lenders.find((l) => l.lender === 'demo')!;
+    for (const [name, args] of [
+      ['sync', ['sync', '--datasets', 'D26', '--to', `ndjson:${join(dir, 'pipes-sync')}`]],
+      ['export', ['export', 'D07', '--limit', '3']],
+    ] as const) {
+      const log = join(dir, `pipes-${name}.log`);
+      const env = {
+        ...sandbox.env(), LENDER_PASSWORD: undefined, LENDER_CA_FILE: undefined, YOUNG_LOG: log, NODE_OPTIONS: `--import=${pathToFileURL(preload).href}`,
+        NODE: process.execPath, BIN: LENDER_BIN, PASSWORD_SOURCE: join(dir, 'password'), CA_SOURCE: sandbox.info.caFile,
+      };
+      await writeFile(env.PASSWORD_SOURCE, `${password}\n`, { mode: 0o600 });
+      const script = 'exec "$NODE" "$BIN" "$@" --password-file <(cat "$PASSWORD_SOURCE") --ca-file <(cat "$CA_SOURCE")';
+      const child = spawn('bash', ['-c', script, 'bash', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+      child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      const [code] = (await once(child, 'close')) as [number | null];
+      assert.equal(code, 0, `${name}: ${stderr}`);
+      assert.ok(stdout.trim().length > 0, name);
+      assert.doesNotMatch(stdout + stderr, new RegExp(password), name);
+      // The descriptors would not survive a second start: the command keeps its first.
+      assert.equal((await readFile(log, 'utf8')).trim().split('\n').length, 1, name);
+    }
   });
 
   it('is not started again when the user gave a semi-space size, or for its help', async () => {
