@@ -5,9 +5,14 @@
 // cannot raise the other's peak; the sandbox runs in its own process too, so only the exporter's
 // memory is measured. By default the variants run the compiled library, built first into dist/
 // (`npm run build`), as an installed package does; `--from sources` runs src/ through tsx, whose
-// loader adds some 30 MB to both figures.
+// loader adds some 30 MB to both figures. A third variant runs the CLI, `lender export` with eight
+// month windows, into a slow pipe reader: the command sets its own young generation where Node
+// lets it (docs/cli.md#memory), which a program using the library leaves to Node.
 // Run: node --import tsx bench/export-rss.ts [rows] [--from built|sources]
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { serveSandbox } from './export-common.ts';
@@ -25,6 +30,13 @@ if (values.from !== 'built' && values.from !== 'sources') throw new Error('--fro
 const fromSources = values.from === 'sources';
 const rows = Number(positionals[0] ?? 1_000_000);
 const CHILD = fileURLToPath(new URL('./export-rss-child.mjs', import.meta.url));
+const BIN = fileURLToPath(new URL('../bin/lender.mjs', import.meta.url));
+/** Preloaded in the CLI's process: at exit, its peak RSS (the kernel keeps the peak across the
+ * restart of the same process, whose first start ends without an exit event) into a file, as the
+ * restart keeps no descriptor beyond stdio. */
+const MAX_RSS_PRELOAD = 'data:text/javascript,' + encodeURIComponent(
+  "import { writeFileSync } from 'node:fs'; process.on('exit', () => writeFileSync(process.env.LENDER_BENCH_MAXRSS_FILE, String(process.resourceUsage().maxRSS)));",
+);
 if (!fromSources) execFileSync('npm', ['run', '--silent', 'build'], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: 'inherit' });
 
 const s = await serveSandbox(['--scale', String(rows)]);
@@ -39,13 +51,50 @@ try {
     if (out.status !== 0 || !line.startsWith('{')) throw new Error(`the variant with concurrency ${concurrency} failed: ${out.stderr}`);
     return JSON.parse(line) as Measured;
   };
+  /** `lender export D07 --window month --concurrency 8` into a reader that waits 5 ms every 16th chunk. */
+  const runCli = async (): Promise<{ rows: number; seconds: number; peakRssMB: number }> => {
+    const dir = await mkdtemp(join(tmpdir(), 'lender-rss-'));
+    try {
+      const caFile = join(dir, 'ca.pem');
+      await writeFile(caFile, s.ca);
+      const maxRssFile = join(dir, 'maxrss');
+      const env = {
+        ...process.env, LENDER_AUTH_URL: s.authUrl, LENDER_SUBDOMAIN: 'demo', LENDER_EMAIL: s.email, LENDER_PASSWORD: s.password, LENDER_CA_FILE: caFile,
+        LENDER_BENCH_MAXRSS_FILE: maxRssFile,
+      };
+      const t0 = performance.now();
+      const child = spawn(process.execPath, ['--import', MAX_RSS_PRELOAD, BIN, 'export', 'D07', '--limit', '1000', '--window', 'month', '--concurrency', '8'], {
+        env, stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let rows = 0;
+      let chunks = 0;
+      let stderr = '';
+      child.stdout!.on('data', (chunk: Buffer) => {
+        for (const byte of chunk) if (byte === 0x0a) rows += 1;
+        chunks += 1;
+        if (chunks % 16 === 0) {
+          child.stdout!.pause();
+          setTimeout(() => child.stdout!.resume(), 5);
+        }
+      });
+      child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      if (code !== 0) throw new Error(`lender export exited with ${code}: ${stderr.trim()}`);
+      const kb = Number(await readFile(maxRssFile, 'utf8'));
+      return { rows, seconds: +((performance.now() - t0) / 1000).toFixed(1), peakRssMB: Math.round(kb / 1024) };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  };
   const one = run(1);
   const eight = run(8);
-  if (eight.rows !== one.rows) throw new Error(`row counts differ: ${one.rows} vs ${eight.rows}`);
+  const cli = await runCli();
+  if (eight.rows !== one.rows || cli.rows !== one.rows) throw new Error(`row counts differ: ${one.rows} vs ${eight.rows} vs ${cli.rows}`);
   console.log(JSON.stringify({
     bench: 'export-rss', dataset: 'D07', rows: one.rows, from: values.from, pages: one.pages, seconds: one.seconds,
     baselineRssMB: one.baselineRssMB, peakRssMB: one.peakRssMB,
     concurrency8: { windows: 'month', pages: eight.pages, seconds: eight.seconds, baselineRssMB: eight.baselineRssMB, peakRssMB: eight.peakRssMB },
+    cliConcurrency8: { seconds: cli.seconds, peakRssMB: cli.peakRssMB },
     node: process.version,
   }));
 } finally {

@@ -81,6 +81,7 @@ const KNOWN: Record<string, Known> = {
     figures: [
       { path: 'peakRssMB', label: 'peak RSS exporting into a slow sink', unit: 'MB', target: { op: '<=', value: 200 } },
       { path: 'concurrency8.peakRssMB', label: 'same, month windows read eight at a time', unit: 'MB', target: { op: '<', value: 150 } },
+      { path: 'cliConcurrency8.peakRssMB', label: 'same through `lender export --window month --concurrency 8` into a slow pipe reader', unit: 'MB', target: { op: '<', value: 150 } },
       { path: 'rows', label: 'rows exported' },
     ],
   },
