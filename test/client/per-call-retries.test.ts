@@ -59,7 +59,9 @@ describe('two export streams of one dataset on one client, under faults', () => 
   it("each stream's stats.retries are the retries of its own requests, not the other's", async () => {
     const clean = multiset(await drain<ExportRow>(exportRows(client, 'D07', { limit: 10 })));
     const apis = [tallied(client), tallied(client)];
-    const streams = apis.map((api) => exportRows(api, 'D07', { limit: 10, concurrency: 2 }));
+    // 100 pages a stream: with 22% of requests faulted, each meets a fault but once in 10^10 runs
+    // (with 30, once in 1,700).
+    const streams = apis.map((api) => exportRows(api, 'D07', { limit: 3, concurrency: 2 }));
     const emitted = [0, 0];
     streams.forEach((stream, i) => stream.on('retry', (e: RetryEvent & { dataset: string }) => {
       assert.equal(e.dataset, 'D07');
@@ -88,13 +90,15 @@ describe('two export streams of one dataset on one client, under faults', () => 
 
 describe('two account writers on one client, under faults', () => {
   it("each writer's summary.retries are the retries of its own requests, not the other's", async () => {
-    const records = (tag: string) => Array.from({ length: 60 }, (_, i) => ({
+    // 100 requests a writer: with 22% of requests faulted, each meets a fault but once in 10^10 runs
+    // (with 20, once in 150).
+    const records = (tag: string) => Array.from({ length: 200 }, (_, i) => ({
       debtorCompanyId: `${tag}-${i % 7}`, firstName: 'Amal', lastName: 'Haddad', language: 'en',
       status: 1, accountId: `${tag}-A${i}`, subAccountId: 'S', principal: '1',
       birthDate: '04/04/1984', dateDue: '01/06/2027', phones: [{ number: '+971500000004' }], loanType: 3,
     }));
     const apis = [tallied(client), tallied(client)];
-    const writers = apis.map((api) => createAccountWriter(api, { batchSize: 3, concurrency: 2 }));
+    const writers = apis.map((api) => createAccountWriter(api, { batchSize: 2, concurrency: 2 }));
     const emitted = [0, 0];
     writers.forEach((writer, i) => writer.on('retry', () => void (emitted[i]! += 1)));
     const clientBefore = client.stats.retries;
@@ -106,7 +110,7 @@ describe('two account writers on one client, under faults', () => {
       sandbox.setFaults({ faults: {} });
     }
     const clientRetries = client.stats.retries - clientBefore;
-    for (const writer of writers) assert.deepEqual([writer.summary.accepted, writer.summary.rejected], [60, 0]);
+    for (const writer of writers) assert.deepEqual([writer.summary.accepted, writer.summary.rejected], [200, 0]);
     const counted = writers.map((w) => w.summary.retries);
     const own = apis.map((a) => a.retries);
     assert.ok(own.every((n) => n > 0), `both writers met faults: ${own}`);
