@@ -9,6 +9,22 @@ import { LenderClient } from '../src/client/client.ts';
 
 const MAIN = new URL('../src/cli/main.ts', import.meta.url).pathname;
 
+/**
+ * A preload for a process whose peak RSS and CPU a bench reads (`--import USAGE_PRELOAD`): at exit
+ * it writes its resource usage into the file named by LENDER_BENCH_USAGE_FILE. A file, not a
+ * descriptor: the CLI starting Node again (docs/cli.md#memory) keeps none beyond stdio, while the
+ * kernel keeps the process's peak and CPU times across that start.
+ */
+export const USAGE_PRELOAD = 'data:text/javascript,' + encodeURIComponent(
+  "import { writeFileSync } from 'node:fs'; process.on('exit', () => { const u = process.resourceUsage(); " +
+  'writeFileSync(process.env.LENDER_BENCH_USAGE_FILE, JSON.stringify({ maxRssKB: u.maxRSS, cpuS: (u.userCPUTime + u.systemCPUTime) / 1e6 })); });',
+);
+
+/** What USAGE_PRELOAD wrote. */
+export async function readUsage(file: string): Promise<{ maxRssKB: number; cpuS: number }> {
+  return JSON.parse(await readFile(file, 'utf8')) as { maxRssKB: number; cpuS: number };
+}
+
 export interface ServedSandbox {
   authUrl: string;
   baseUrl: string;

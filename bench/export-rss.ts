@@ -10,12 +10,12 @@
 // lets it (docs/cli.md#memory), which a program using the library leaves to Node.
 // Run: node --import tsx bench/export-rss.ts [rows] [--from built|sources]
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { serveSandbox } from './export-common.ts';
+import { readUsage, serveSandbox, USAGE_PRELOAD } from './export-common.ts';
 
 interface Measured {
   rows: number;
@@ -31,12 +31,6 @@ const fromSources = values.from === 'sources';
 const rows = Number(positionals[0] ?? 1_000_000);
 const CHILD = fileURLToPath(new URL('./export-rss-child.mjs', import.meta.url));
 const BIN = fileURLToPath(new URL('../bin/lender.mjs', import.meta.url));
-/** Preloaded in the CLI's process: at exit, its peak RSS (the kernel keeps the peak across the
- * restart of the same process, whose first start ends without an exit event) into a file, as the
- * restart keeps no descriptor beyond stdio. */
-const MAX_RSS_PRELOAD = 'data:text/javascript,' + encodeURIComponent(
-  "import { writeFileSync } from 'node:fs'; process.on('exit', () => writeFileSync(process.env.LENDER_BENCH_MAXRSS_FILE, String(process.resourceUsage().maxRSS)));",
-);
 if (!fromSources) execFileSync('npm', ['run', '--silent', 'build'], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: 'inherit' });
 
 const s = await serveSandbox(['--scale', String(rows)]);
@@ -57,13 +51,13 @@ try {
     try {
       const caFile = join(dir, 'ca.pem');
       await writeFile(caFile, s.ca);
-      const maxRssFile = join(dir, 'maxrss');
+      const usageFile = join(dir, 'usage.json');
       const env = {
         ...process.env, LENDER_AUTH_URL: s.authUrl, LENDER_SUBDOMAIN: 'demo', LENDER_EMAIL: s.email, LENDER_PASSWORD: s.password, LENDER_CA_FILE: caFile,
-        LENDER_BENCH_MAXRSS_FILE: maxRssFile,
+        LENDER_BENCH_USAGE_FILE: usageFile,
       };
       const t0 = performance.now();
-      const child = spawn(process.execPath, ['--import', MAX_RSS_PRELOAD, BIN, 'export', 'D07', '--limit', '1000', '--window', 'month', '--concurrency', '8'], {
+      const child = spawn(process.execPath, ['--import', USAGE_PRELOAD, BIN, 'export', 'D07', '--limit', '1000', '--window', 'month', '--concurrency', '8'], {
         env, stdio: ['ignore', 'pipe', 'pipe'],
       });
       let rows = 0;
@@ -80,8 +74,8 @@ try {
       child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
       const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
       if (code !== 0) throw new Error(`lender export exited with ${code}: ${stderr.trim()}`);
-      const kb = Number(await readFile(maxRssFile, 'utf8'));
-      return { rows, seconds: +((performance.now() - t0) / 1000).toFixed(1), peakRssMB: Math.round(kb / 1024) };
+      const { maxRssKB } = await readUsage(usageFile);
+      return { rows, seconds: +((performance.now() - t0) / 1000).toFixed(1), peakRssMB: Math.round(maxRssKB / 1024) };
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

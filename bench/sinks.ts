@@ -32,7 +32,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { adminQuery, createDatabase, startPostgres, type PgCluster } from '../test/helpers/postgres.ts';
-import { serveSandbox } from './export-common.ts';
+import { readUsage, serveSandbox, USAGE_PRELOAD } from './export-common.ts';
 import { median } from './stats.ts';
 
 const SINKS = ['ndjson', 'duckdb', 'postgres'] as const;
@@ -142,29 +142,20 @@ interface Run {
   otherCpuS: number;
 }
 
-/** A preload for the no-GNU-time case: the sync process writes its own rusage on fd 3 at exit. */
-const RUSAGE_PRELOAD = 'data:text/javascript,' + encodeURIComponent(
-  "import { writeSync } from 'node:fs'; process.on('exit', () => { const u = process.resourceUsage(); " +
-  "try { writeSync(3, JSON.stringify({ maxRssKB: u.maxRSS, user: u.userCPUTime / 1e6, system: u.systemCPUTime / 1e6 }) + '\\n'); } catch {} });",
-);
 
-interface Usage {
-  maxRssKB: number;
-  cpuS: number;
-}
+type Usage = Awaited<ReturnType<typeof readUsage>>;
 
 async function runSync(args: string[], env: NodeJS.ProcessEnv, scratch: string): Promise<{ stdout: string; usage: Usage; wallS: number }> {
   const timeFile = join(scratch, 'time.txt');
-  const node = [process.execPath, ...(fromSources ? ['--import', 'tsx'] : []), ...(useGnuTime ? [] : ['--import', RUSAGE_PRELOAD]), MAIN, 'sync', ...args];
+  const usageFile = join(scratch, 'usage.json');
+  const node = [process.execPath, ...(fromSources ? ['--import', 'tsx'] : []), ...(useGnuTime ? [] : ['--import', USAGE_PRELOAD]), MAIN, 'sync', ...args];
   const [file, argv] = useGnuTime ? [GNU_TIME, ['-o', timeFile, '-f', '%e %U %S %M', ...node]] : [node[0]!, node.slice(1)];
   const t0 = performance.now();
-  const child = spawn(file, argv, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe', ...(useGnuTime ? [] : ['pipe' as const])] });
+  const child = spawn(file, argv, { cwd: ROOT, env: { ...env, LENDER_BENCH_USAGE_FILE: usageFile }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  let fd3 = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  (child.stdio[3] as NodeJS.ReadableStream | undefined)?.on('data', (c: Buffer) => (fd3 += c.toString()));
   const code = await new Promise<number | null>((resolve, reject) => {
     child.once('error', reject);
     child.once('close', resolve);
@@ -177,8 +168,7 @@ async function runSync(args: string[], env: NodeJS.ProcessEnv, scratch: string):
     const last = (await readFile(timeFile, 'utf8')).trim().split('\n').at(-1)!.split(' ').map(Number);
     usage = { cpuS: last[1]! + last[2]!, maxRssKB: last[3]! };
   } else {
-    const u = JSON.parse(fd3.trim()) as { maxRssKB: number; user: number; system: number };
-    usage = { cpuS: u.user + u.system, maxRssKB: u.maxRssKB };
+    usage = await readUsage(usageFile);
   }
   return { stdout, usage, wallS };
 }
