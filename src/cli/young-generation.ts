@@ -1,7 +1,7 @@
 // The size of the JS heap's young generation for the commands that move rows. V8 sizes it from
 // the machine's memory: on Node 24 with a few GB or more it grows to 128 MB, and a command that
-// parses page after page fills it between collections (a 1,000,000-row sync peaked some 80 to
-// 100 MB higher than with 8 MB semi-spaces, and used more CPU: docs/cli.md#memory). The flag can
+// parses page after page fills it between collections (a 1,000,000-row sync peaked some 90 to
+// 120 MB higher than with 8 MB semi-spaces, and used more CPU: docs/cli.md#memory). The flag can
 // only be given when Node starts, so such a command starts Node again in the same process, with
 // the same pid, stdio and environment (process.execve, Node 22.15 and later): a kill or a signal
 // reaches it as before. A semi-space size the user gave wins; a Node without execve runs as it is.
