@@ -142,7 +142,6 @@ interface Run {
   otherCpuS: number;
 }
 
-
 type Usage = Awaited<ReturnType<typeof readUsage>>;
 
 async function runSync(args: string[], env: NodeJS.ProcessEnv, scratch: string): Promise<{ stdout: string; usage: Usage; wallS: number }> {
