@@ -53,3 +53,8 @@ export class UsageError extends Error {
 export class CommandFailure extends Error {
   override name = 'CommandFailure';
 }
+
+/** Whether a command's arguments ask for its help (`--help` or `-h` anywhere among them). */
+export function asksForHelp(args: readonly string[]): boolean {
+  return args.includes('--help') || args.includes('-h');
+}

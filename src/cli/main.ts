@@ -1,7 +1,7 @@
 // Entry point of the `lender` command: finds the sub-command, runs it, maps errors to exit codes.
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CommandFailure, EXIT, EXIT_CODES_HELP, UsageError, type Command, type CommandIo } from './command.ts';
+import { asksForHelp, CommandFailure, EXIT, EXIT_CODES_HELP, UsageError, type Command, type CommandIo } from './command.ts';
 import { ConfigError, LenderError } from '../core/errors.ts';
 import { redactText } from '../core/redact.ts';
 import { version } from '../core/version.ts';
@@ -10,16 +10,21 @@ import { limitYoungGeneration } from './young-generation.ts';
 // Sub-commands load lazily so `lender export` does not pay for the sandbox or the REPL. They must
 // not import this module: when it is the entry point its top-level await is still pending, so such
 // a cycle never settles and the process ends with exit code 13.
-const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default: Command }> }> = {
-  sandbox: { summary: 'serve the sandbox service over HTTPS', load: () => import('./commands/sandbox.ts') },
+// `movesRows`: the command reads or writes many rows, so it starts with a smaller young
+// generation where Node allows (young-generation.ts); the others are short, or interactive.
+const COMMANDS: Record<string, { summary: string; movesRows?: true; load: () => Promise<{ default: Command }> }> = {
+  sandbox: { summary: 'serve the sandbox service over HTTPS', movesRows: true, load: () => import('./commands/sandbox.ts') },
   catalog: { summary: 'list sections and datasets with availability', load: () => import('./commands/catalog.ts') },
-  export: { summary: 'write a dataset as NDJSON rows on stdout', load: () => import('./commands/export.ts') },
-  sync: { summary: 'initial then incremental load of datasets into DuckDB, NDJSON files or PostgreSQL', load: () => import('./commands/sync.ts') },
-  push: { summary: 'create, update or withdraw accounts from NDJSON or JSON', load: () => import('./commands/push.ts') },
-  flag: { summary: 'set disputed / do-not-contact flags on accounts', load: () => import('./commands/flag.ts') },
+  export: { summary: 'write a dataset as NDJSON rows on stdout', movesRows: true, load: () => import('./commands/export.ts') },
+  sync: { summary: 'initial then incremental load of datasets into DuckDB, NDJSON files or PostgreSQL', movesRows: true, load: () => import('./commands/sync.ts') },
+  push: { summary: 'create, update or withdraw accounts from NDJSON or JSON', movesRows: true, load: () => import('./commands/push.ts') },
+  flag: { summary: 'set disputed / do-not-contact flags on accounts', movesRows: true, load: () => import('./commands/flag.ts') },
   repl: { summary: 'interactive shell, already logged in', load: () => import('./commands/repl.ts') },
-  demo: { summary: 'the whole product on an embedded sandbox', load: () => import('./commands/demo.ts') },
+  demo: { summary: 'the whole product on an embedded sandbox', movesRows: true, load: () => import('./commands/demo.ts') },
 };
+
+/** The names of the commands that move rows. */
+export const DATA_COMMANDS: ReadonlySet<string> = new Set(Object.keys(COMMANDS).filter((name) => COMMANDS[name]!.movesRows));
 
 function mainHelp(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
@@ -56,7 +61,7 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     return EXIT.usage;
   }
   const command = (await entry.load()).default;
-  if (rest.includes('--help') || rest.includes('-h')) {
+  if (asksForHelp(rest)) {
     io.stdout.write(command.help.trimEnd() + '\n');
     return EXIT.ok;
   }
@@ -117,7 +122,7 @@ function processIo(): CommandIo {
 
 /** Runs the command line of this process and sets its exit code. */
 export async function runFromProcess(): Promise<void> {
-  limitYoungGeneration();
+  limitYoungGeneration(DATA_COMMANDS);
   process.exitCode = await main(process.argv.slice(2), processIo());
 }
 

@@ -5,14 +5,12 @@
 // only be given when Node starts, so such a command starts Node again in the same process, with
 // the same pid, stdio and environment (process.execve, Node 22.15 and later): a kill or a signal
 // reaches it as before. A semi-space size the user gave wins; a Node without execve runs as it is.
+import { asksForHelp } from './command.ts';
 
 /** The semi-space size given, MB (Node 20 and 22 let it grow to 16, Node 24 here to 64). */
 export const SEMI_SPACE_MB = 8;
 
 const FLAG = '--max-semi-space-size';
-
-/** The commands that read or write many rows; the others are short, or interactive (the REPL). */
-const DATA_COMMANDS: ReadonlySet<string> = new Set(['export', 'sync', 'push', 'flag', 'demo', 'sandbox']);
 
 export interface ProcessView {
   argv: readonly string[];
@@ -24,14 +22,15 @@ export interface ProcessView {
 }
 
 /**
- * The argument vector to start this command again with, or undefined to run it as it is: not a
- * data command (or only its help), a semi-space size already given (by this function's own start,
- * or by the user on the command line or in NODE_OPTIONS), a debugger attached by `--inspect…`, a
- * descriptor beyond stdio the command may need, or a Node that cannot replace itself.
+ * The argument vector to start this command again with, or undefined to run it as it is: not one
+ * of `dataCommands` (those that move rows), or only its help; a semi-space size already given (by
+ * this function's own start, or by the user on the command line or in NODE_OPTIONS); a debugger
+ * attached by `--inspect…`; a descriptor beyond stdio the command may need; or a Node that cannot
+ * replace itself.
  */
-export function restartArgs(proc: ProcessView): string[] | undefined {
+export function restartArgs(proc: ProcessView, dataCommands: ReadonlySet<string>): string[] | undefined {
   const [command, ...rest] = proc.argv.slice(2);
-  if (command === undefined || !DATA_COMMANDS.has(command) || rest.includes('--help') || rest.includes('-h')) return undefined;
+  if (command === undefined || !dataCommands.has(command) || asksForHelp(rest)) return undefined;
   if (typeof proc.execve !== 'function' || proc.platform === 'win32') return undefined;
   // V8 reads `_` and `-` in a flag's name alike.
   const given = (arg: string) => arg.replaceAll('_', '-').split('=')[0] === FLAG;
@@ -54,8 +53,8 @@ function namesDescriptor(text: string): boolean {
 
 /** Starts this process again with a smaller young generation when restartArgs says so; returns
  * only when it does not (process.execve does not return). */
-export function limitYoungGeneration(): void {
-  const args = restartArgs(process);
+export function limitYoungGeneration(dataCommands: ReadonlySet<string>): void {
+  const args = restartArgs(process, dataCommands);
   if (args === undefined) return;
   try {
     const { execve } = process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never };

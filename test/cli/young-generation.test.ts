@@ -10,10 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { restartArgs, SEMI_SPACE_MB, type ProcessView } from '../../src/cli/young-generation.ts';
+import { DATA_COMMANDS } from '../../src/cli/main.ts';
+import { restartArgs as restartArgsOf, SEMI_SPACE_MB, type ProcessView } from '../../src/cli/young-generation.ts';
 import { LENDER_BIN, spawnLender, startSandboxChild, type SandboxChild } from '../helpers/resilience.ts';
 
 const FLAG = `--max-semi-space-size=${SEMI_SPACE_MB}`;
+
+/** The decision for the commands the CLI has. */
+const restartArgs = (proc: ProcessView) => restartArgsOf(proc, DATA_COMMANDS);
 
 function view(args: string[], over: Partial<ProcessView> = {}): ProcessView {
   return {
