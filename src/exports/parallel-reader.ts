@@ -4,6 +4,7 @@
 // head holds `prefetch` and every task reads on while the items held stay under the budget, so
 // tasks behind the head keep reading instead of stalling. The head
 // (in order) or any task (out of order) is also read on demand. Knows nothing of windows or pages.
+import { nextTurn } from '../core/next-turn.ts';
 
 /** What a slot is doing: free to read more, a read in flight, finished, or failed. */
 export type SlotState = 'ready' | 'reading' | 'ended' | 'failed';
@@ -152,7 +153,7 @@ export class ParallelReader<T extends ReadTask<I>, I> implements AsyncIterableIt
       // request go out (it is sent from microtasks) before the consumer's synchronous work
       // on this page's rows. Its wait for the service then overlaps that work instead of
       // following it; the pages held ahead are the same as before.
-      await yieldToLoop();
+      await nextTurn();
       if (this.#closed) {
         this.#ended().then(waiter.resolve, waiter.reject);
         return;
@@ -248,9 +249,4 @@ export class ParallelReader<T extends ReadTask<I>, I> implements AsyncIterableIt
     const signal = this.#opts.signal;
     return signal?.aborted ? Promise.reject(signal.reason) : Promise.resolve({ done: true, value: undefined });
   }
-}
-
-/** Resolves after the microtasks queued so far, and the I/O they start, have run. */
-export function yieldToLoop(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }

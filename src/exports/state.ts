@@ -1,5 +1,6 @@
 // Load state of each dataset and the stores that keep it. A store maps a key (the dataset code,
 // or "S1/D03" when addressed by section) to the JSON document below.
+import { nextTurn } from '../core/next-turn.ts';
 import type { ValueMark } from './highwater.ts';
 import type { LoadProgress } from './progress.ts';
 import { readStateFile, writeStateFile, type StateFile } from './state-file.ts';
@@ -137,7 +138,7 @@ export function fileState(path: string): FileStateStore {
       do {
         pending = queue;
         await pending;
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
       } while (pending !== queue);
       await lock.release();
     })();

@@ -4,7 +4,7 @@
 // stream-json loads with the first body too large for one JSON.parse: a sandbox that never gets one
 // (a REPL's, a notebook's) never loads it.
 import type { Token } from 'stream-json/core/parser.js';
-import { nextTurn as defaultNextTurn, type NextTurn } from './next-turn.ts';
+import { nextTurn as defaultNextTurn, type NextTurn } from '../core/next-turn.ts';
 
 export type JsonBody =
   | { readonly ok: true; readonly value: unknown }

@@ -300,13 +300,13 @@ async function writePage(writer: Writer, write: PageWrite): Promise<void> {
     if (write.ddl.length > 0 || stored.size > 0) await writer.run([...write.ddl, ...(stored.size > 0 ? [pageTableSql(table.name)] : [])]);
     if (fresh.size > 0) {
       const appender = await writer.appender(table.name, columns.map((c) => c.name).join('\0'));
-      appendRows(appender, fresh, columns, table.key, write.homeless);
+      await appendRows(appender, fresh, columns, table.key, write.homeless);
       appender.flushSync();
     }
     if (stored.size > 0) {
       const appender = await writer.temporaryAppender(PAGE_TABLE);
       try {
-        appendRows(appender, stored, columns, table.key, write.homeless);
+        await appendRows(appender, stored, columns, table.key, write.homeless);
       } finally {
         appender.closeSync();
       }

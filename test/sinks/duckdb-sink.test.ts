@@ -19,7 +19,7 @@ import type { ExportRow } from '../../src/core/types.ts';
 import { canonicalJson } from '../../src/exports/highwater.ts';
 import type { DatasetState } from '../../src/exports/state.ts';
 import { fits, initialColumns, MISMATCH_COLUMN, rowValues, TableShape } from '../../src/sinks/columns.ts';
-import { appendRows, isInstant, rowsToObserve } from '../../src/sinks/duckdb/append-rows.ts';
+import { appendRows, isInstant, ROWS_PER_TURN, rowsToObserve } from '../../src/sinks/duckdb/append-rows.ts';
 import { KeySet } from '../../src/sinks/duckdb/key-set.ts';
 import { columnTypeOfSql, DUCKDB_NAMING, hasRowid, mergeSql, MISMATCH, tableColumn } from '../../src/sinks/duckdb/sql.ts';
 import { DuckDbLockedError, duckdbSink, type DuckDbSink } from '../../src/sinks/duckdb-sink.ts';
@@ -114,7 +114,7 @@ describe('values and statements', () => {
     return { appender, rows };
   }
 
-  test('the appender gets the values of rowValues: fitting values in their columns, the rest in _mismatched', () => {
+  test('the appender gets the values of rowValues: fitting values in their columns, the rest in _mismatched', async () => {
     const ds = dataset('D42');
     // 'B' and '_Mismatched' clash with 'b' and '_mismatched' in DuckDB's eyes; '' cannot be a column.
     const field = fc.constantFrom('a', 'b', 'B', 'c', '', '_mismatched', '_Mismatched', '_row_key', 'updated_at');
@@ -123,14 +123,14 @@ describe('values and statements', () => {
       fc.array(fc.integer(), { maxLength: 2 }), fc.constant(2 ** 40));
     const row = fc.record({ public_id: fc.constantFrom('p1', 'p2', 'p3'), fields: fc.dictionary(field, value, { maxKeys: 5 }) })
       .map(({ public_id, fields }) => ({ ...fields, public_id }) as ExportRow);
-    fc.assert(fc.property(fc.array(row, { minLength: 1, maxLength: 8 }), (rows) => {
+    await fc.assert(fc.asyncProperty(fc.array(row, { minLength: 1, maxLength: 8 }), async (rows) => {
       const shape = new TableShape(initialColumns(ds), DUCKDB_NAMING);
       shape.observe(rows);
       // `_mismatched` last (the tables the sink makes) and before other columns (one added later).
       for (const columns of [[...shape.columns.map(tableColumn), MISMATCH], [MISMATCH, ...shape.columns.map(tableColumn)]]) {
         const byKey = new Map(rows.map((r) => [r.public_id as string, r]));
         const { appender, rows: appended } = recordingAppender();
-        appendRows(appender, byKey, columns, 'public_id', shape.homeless);
+        await appendRows(appender, byKey, columns, 'public_id', shape.homeless);
         assert.equal(appended.length, byKey.size);
         [...byKey.values()].forEach((r, i) => {
           const { values, mismatched } = rowValues(r, shape);
@@ -148,6 +148,30 @@ describe('values and statements', () => {
         });
       }
     }), { numRuns: 300 });
+  });
+
+  test('a group of rows is appended a slice at a time, with a turn of the event loop between slices', async () => {
+    const ds = dataset('D42');
+    const rows = Array.from({ length: 2 * ROWS_PER_TURN + 1 }, (_, i) => ({ public_id: `p${i}`, a: i }) as ExportRow);
+    const shape = new TableShape(initialColumns(ds), DUCKDB_NAMING);
+    shape.observe(rows);
+    const columns = [...shape.columns.map(tableColumn), MISMATCH];
+    const { appender, rows: appended } = recordingAppender();
+    const at: number[] = [];
+    await appendRows(appender, new Map(rows.map((r) => [r.public_id as string, r])), columns, 'public_id', [], async () => {
+      at.push(appended.length);
+    });
+    assert.deepEqual(at, [ROWS_PER_TURN, 2 * ROWS_PER_TURN], 'a turn after each full slice, none before the first row or after the last');
+    assert.deepEqual(appended.map((r) => r[columns.findIndex((c) => c.name === 'a')]), rows.map((r) => r.a), 'every row, in order');
+    // The default turn lets I/O callbacks run: an immediate queued before the append runs during it.
+    let ranDuring = false;
+    const before = new Promise<void>((resolve) => setImmediate(() => {
+      ranDuring = appended.length < 2 * (2 * ROWS_PER_TURN + 1);
+      resolve();
+    }));
+    await appendRows(appender, new Map(rows.map((r) => [r.public_id as string, r])), columns, 'public_id');
+    await before;
+    assert.equal(ranDuring, true, 'the event loop turned while the rows were appended');
   });
 
   test('observing only rowsToObserve changes a shape and reports exactly what observing every row does', () => {

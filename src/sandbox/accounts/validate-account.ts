@@ -15,7 +15,7 @@
 // into one entry (duplicate messages kept once). A record whose accountId is missing or not a
 // non-empty string is reported under accountId "" - such a record always fails, so a client can
 // still tell that every record without a usable accountId was rejected.
-import { nextTurn as defaultNextTurn, type NextTurn } from '../next-turn.ts';
+import { nextTurn as defaultNextTurn, type NextTurn } from '../../core/next-turn.ts';
 import { isIsoAlpha3 } from './country-codes.ts';
 import {
   type Check,

@@ -4,13 +4,21 @@
 // map per row: this runs for every row synced). Numbers and booleans go in typed; text, instants
 // and JSON as strings, which DuckDB casts to the column's type (instants to the microsecond). How
 // each column is checked and appended is decided once per page, and an instant is checked without
-// Date.parse when its parts are plainly in range (isInstant).
+// Date.parse when its parts are plainly in range (isInstant). Appending is synchronous work on
+// the event loop (about 2 µs a row), so a group of pages is appended a slice at a time: between
+// slices the next page's response is read and the request after it sent, and the service never
+// waits for a commit's appends (a 1,000,000-row sync took 1.2x as long without the slices).
 import type { DuckDBAppender } from '@duckdb/node-api';
+import { nextTurn as defaultNextTurn, type NextTurn } from '../../core/next-turn.ts';
 import type { ExportRow } from '../../core/types.ts';
 import { fits, isBookkeepingColumn, MISMATCH_COLUMN, ROW_KEY_COLUMN, type TableShape } from '../columns.ts';
 import type { TableColumn } from './sql.ts';
 
 const INT32_MAX = 2 ** 31 - 1;
+
+/** Rows appended between two turns of the event loop: half a millisecond or so. Slices of 256
+ * beat 500, 1,000 and 2,000 on the sync bench; smaller ones gain nothing more. */
+export const ROWS_PER_TURN = 256;
 
 // How a column's values are checked and appended, decided once per page.
 /** The identity column: the row's key. */
@@ -50,10 +58,10 @@ function kindOf(column: TableColumn, key: string): Kind {
   }
 }
 
-export function appendRows(
+export async function appendRows(
   appender: DuckDBAppender, rows: ReadonlyMap<string, ExportRow>, columns: readonly TableColumn[], key: string,
-  homeless: readonly string[] = [],
-): void {
+  homeless: readonly string[] = [], nextTurn: NextTurn = defaultNextTurn,
+): Promise<void> {
   const count = columns.length;
   const kinds = columns.map((c) => kindOf(c, key));
   const names = columns.map((c) => c.name);
@@ -63,7 +71,10 @@ export function appendRows(
   const mismatchedAt = kinds.indexOf(MISMATCHED);
   const deferred = mismatchedAt !== -1 && mismatchedAt !== count - 1;
   const fitting: unknown[] = new Array(count);
+  let appended = 0;
   for (const [id, row] of rows) {
+    if (appended > 0 && appended % ROWS_PER_TURN === 0) await nextTurn();
+    appended += 1;
     let mismatched: Record<string, unknown> | null = null;
     for (let i = 0; i < count; i += 1) {
       const kind = kinds[i]!;
