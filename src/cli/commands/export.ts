@@ -36,6 +36,9 @@ Options:
   --limit N             page size, 1..1000 (default 1000)
   --sort asc|desc       order on the cursor field (default asc)
   --concurrency N       windows read at once, rows still in order (default 1)
+  --unordered           with --concurrency: each page is written as it arrives, whichever
+                        window it is from, so a slow window holds the others up no more; rows
+                        are then not in cursor order (--state still resumes exactly)
 ${MIN_SPLIT_HELP}
   --state FILE          resume an interrupted export, or after a completed one export only
                         what changed since (incremental); the file is created if missing

@@ -67,6 +67,9 @@ Options:
   --window W            auto (default), none, month, week, day or an ISO duration such as P10D
   --limit N             page size, 1..1000 (default 1000)
   --concurrency N       windows read at once per dataset (default 1)
+  --unordered           with --concurrency: each page is committed as it arrives, whichever
+                        window it is from (a resume is still exact; an NDJSON file may then
+                        hold a row changed during the load in its older version last)
 ${MIN_SPLIT_HELP}
   --progress            progress on stderr even when it is not a terminal
 
