@@ -13,10 +13,10 @@ import { syncShared } from './shared-load.ts';
 import type { Sink, SinkDataset } from './sink.ts';
 
 /**
- * Pages a sync reads ahead of its sink (the `prefetch` default of a sync). A sink's commit holds
- * the event loop while it appends a group of pages (DuckDB's appender, a COPY's encoding); with
- * one page ahead the service then idles until the commit ends, and a sync into DuckDB took 1.5x
- * as long for it. Four keep the service busy through a commit, for a few MB.
+ * Pages a sync reads ahead of its sink (the `prefetch` default of a sync). A sink's commit works
+ * on the event loop (a COPY's encoding; DuckDB's appends, though in slices) and then waits for the
+ * database; with one page ahead the service idled until the commit ended, and a sync into DuckDB
+ * took 1.5x as long for it. Four keep the service busy through a commit, for a few MB.
  */
 const SYNC_PREFETCH = 4;
 
