@@ -23,7 +23,7 @@ import { POSTGRES_NAMING } from '../../src/sinks/postgres/sql.ts';
 import { describeConnection, resolveConnection } from '../../src/sinks/postgres/connection.ts';
 import { copyField } from '../../src/sinks/postgres/copy-text.ts';
 import { dollarQuoted } from '../../src/sinks/postgres/sql.ts';
-import { encodePage } from '../../src/sinks/postgres/encode-page.ts';
+import { byteOrder, encodePage } from '../../src/sinks/postgres/encode-page.ts';
 import { pgpassLookup } from '../../src/sinks/postgres/pgpass.ts';
 import { PgStore } from '../../src/sinks/postgres/store.ts';
 import type { Sink, SinkDataset, SinkNotice } from '../../src/sinks/sink.ts';
@@ -100,6 +100,17 @@ describe('COPY text', () => {
     const page = encodePage(d16, twins, { dataColumns: shape16.columns.filter((c) => !isBookkeepingColumn(c.name)), knownMismatches: new Set() }, true);
     assert.ok(page.kind === 'text' && page.rows === 2, 'two distinct rows of one public_id, the repeat once');
     assert.ok(page.kind === 'text' && page.text.startsWith(`${contentRowKey(twins[1]!)}\t`), 'content key first, in last-occurrence order');
+  });
+});
+
+describe('key order', () => {
+  test('byteOrder sorts identities by their UTF-8 bytes, as COLLATE "C" does, whatever characters they hold', () => {
+    const char = fc.oneof(fc.constantFrom('a', 'B', '0', '_', 'é', '\uD7FF', '\uE000', '\uFFFD', '\uFFFF', '😀', '\u{10FFFF}'), fc.string({ unit: 'grapheme', maxLength: 1 }));
+    const key = fc.array(char, { maxLength: 6 }).map((cs) => cs.join(''));
+    fc.assert(fc.property(fc.uniqueArray(key, { maxLength: 30 }), (keys) => {
+      const want = [...keys].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      assert.deepEqual(byteOrder([...keys]), want);
+    }), { numRuns: 1000 });
   });
 });
 
@@ -588,6 +599,48 @@ describe('PostgreSQL sink on a real cluster', () => {
       assert.ok(!all.includes(encodeURIComponent(pg.password)));
     } finally {
       await rm(home, { recursive: true, force: true });
+    }
+  });
+
+  test('pages of new identities go straight into the table; one that meets a stored identity is merged, and the next pages too, for longer after each miss', async () => {
+    const db = await createDatabase(pg);
+    const ds = dataset('D45');
+    const sink = postgresSink({ connectionString: db.url, env: db.env });
+    // A row copied straight in is written in the savepoint's subtransaction, so its xmin differs
+    // from the state row's, written by the same commit after it; a merged row shares the state's.
+    const path = async (id: string): Promise<'straight in' | 'merged'> => {
+      const r = await adminQuery<{ row: string; state: string }>(pg,
+        'SELECT (SELECT xmin::text FROM lender.d45 WHERE public_id = $1) AS row, (SELECT xmin::text FROM lender._lender_state WHERE key = $2) AS state',
+        [id, 'D45'], db.database);
+      return r.rows[0]!.row === r.rows[0]!.state ? 'merged' : 'straight in';
+    };
+    let second = 0;
+    const commit = async (ids: string[]) => {
+      second += 1;
+      await sink.commit({ dataset: ds, rows: ids.map((id) => ({ public_id: id, updated_at: at(second), v: `${id}@${second}` })), state: stateOf('D45', at(second)) });
+    };
+    try {
+      await sink.open(ds);
+      const steps: [string[], string, 'straight in' | 'merged'][] = [
+        [['a', 'b'], 'a', 'straight in'],
+        [['c', 'b'], 'c', 'merged'], // b is stored: the COPY is undone, the page merged; one page skips
+        [['d'], 'd', 'merged'],
+        [['e'], 'e', 'straight in'],
+        [['e'], 'e', 'merged'], // a miss: one page skips
+        [['f'], 'f', 'merged'],
+        [['f', 'g'], 'g', 'merged'], // a second miss in a row: two pages skip
+        [['h'], 'h', 'merged'],
+        [['i'], 'i', 'merged'],
+        [['j'], 'j', 'straight in'],
+      ];
+      for (const [i, [ids, probe, want]] of steps.entries()) {
+        await commit(ids);
+        assert.equal(await path(probe), want, `commit ${i + 1}: ${probe}`);
+      }
+      const rows = await adminQuery<{ public_id: string; v: string }>(pg, 'SELECT public_id, v FROM lender.d45 ORDER BY 1', [], db.database);
+      assert.deepEqual(rows.rows.map((r) => `${r.public_id}=${r.v}`), ['a=a@1', 'b=b@2', 'c=c@2', 'd=d@3', 'e=e@5', 'f=f@7', 'g=g@7', 'h=h@8', 'i=i@9', 'j=j@10']);
+    } finally {
+      await sink.close();
     }
   });
 

@@ -27,14 +27,19 @@ export type EncodedPage =
  * ON CONFLICT never meets its own key twice). Lines are the 'content' key when the dataset has one,
  * the data columns, then `_mismatched`. With `settled` the page is encoded whatever it holds
  * (its news were observed): fields without a column go to `_mismatched`. A row without an
- * identity: SinkError.
+ * identity: SinkError. The lines come in the rows' order, or with `order: 'key'` in the order of
+ * their identities' UTF-8 bytes, the merge's order (sql.ts mergeSql), for a COPY straight into
+ * the table.
  */
-export function encodePage(dataset: SinkDataset, rows: readonly ExportRow[], layout: PageLayout, settled: boolean): EncodedPage {
+export function encodePage(
+  dataset: SinkDataset, rows: readonly ExportRow[], layout: PageLayout, settled: boolean, order: 'rows' | 'key' = 'rows',
+): EncodedPage {
   const byKey = latestByIdentity(dataset, rows);
   const named = new Set(layout.dataColumns.map((c) => c.name));
   const mismatched = new Set<string>();
   let text = '';
-  for (const [key, row] of byKey) {
+  for (const key of order === 'key' ? byteOrder([...byKey.keys()]) : byKey.keys()) {
+    const row = byKey.get(key)!;
     let line: string | undefined;
     try {
       line = encodeRow(dataset.identity === 'content' ? key : undefined, row, layout, named, settled, mismatched);
@@ -46,6 +51,34 @@ export function encodePage(dataset: SinkDataset, rows: readonly ExportRow[], lay
     text += line;
   }
   return { kind: 'text', text, rows: byKey.size, mismatched };
+}
+
+/**
+ * The keys sorted by their UTF-8 bytes (PostgreSQL's COLLATE "C"). That is code point order, which
+ * JavaScript's own sort (by UTF-16 units) gives as well unless a key holds a character from U+E000
+ * to U+FFFF, which UTF-16 puts after the characters beyond U+FFFF: such keys are compared by code
+ * point.
+ */
+export function byteOrder(keys: string[]): string[] {
+  return keys.some((k) => PRIVATE_USE_AND_ABOVE.test(k)) ? keys.sort(compareCodePoints) : keys.sort();
+}
+
+const PRIVATE_USE_AND_ABOVE = /[\uE000-\uFFFF]/;
+
+function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i += 1) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return codePointRank(x) - codePointRank(y);
+  }
+  return a.length - b.length;
+}
+
+/** A UTF-16 unit's place in code point order: surrogates (characters beyond U+FFFF) above the rest. */
+function codePointRank(unit: number): number {
+  if (unit >= 0xd800 && unit <= 0xdfff) return unit + 0x2000;
+  return unit >= 0xe000 ? unit - 0x800 : unit;
 }
 
 /** One COPY line, or undefined for news (see encodePage). Misfit field names go to `mismatchedNames`. */

@@ -73,22 +73,23 @@ export function createStageSql(stage: string, columns: readonly Column[]): strin
   return `CREATE TEMP TABLE ${ident(stage)} (${columns.map((c) => `${ident(c.name)} ${sqlType(c.type)}`).join(', ')}) ON COMMIT DELETE ROWS`;
 }
 
-/** `stage`: the staging table's quoted name, as all statements below take it. */
-export function copyIntoStageSql(stage: string, columns: readonly Column[]): string {
-  return `COPY ${stage} (${columns.map((c) => ident(c.name)).join(', ')}) FROM STDIN`;
+/** `table`: a quoted name (the staging table's, or a dataset's table for a COPY straight in). */
+export function copyIntoSql(table: string, columns: readonly Column[]): string {
+  return `COPY ${table} (${columns.map((c) => ident(c.name)).join(', ')}) FROM STDIN`;
 }
 
 /**
  * Staged rows into the table: new identities inserted, known ones replaced unless the table's
  * version is newer by the cursor field (a late, older read never overwrites a newer version).
- * Rows go in identity order, so two transactions merging overlapping pages take their row locks in
- * the same order and cannot deadlock.
+ * Rows go in identity order, byte by byte (COLLATE "C", whatever the database's collation: the
+ * order of a COPY straight into the table, encode-page.ts), so two transactions writing
+ * overlapping pages take their row locks in the same order and cannot deadlock.
  */
 export function mergeSql(table: string, stage: string, columns: readonly Column[], key: string, cursor: string | undefined): string {
   const names = columns.map((c) => ident(c.name));
   const updates = columns.filter((c) => c.name !== key).map((c) => `${ident(c.name)} = excluded.${ident(c.name)}`);
   const k = ident(key);
-  let sql = `INSERT INTO ${table} AS t (${names.join(', ')}) SELECT ${names.join(', ')} FROM ${stage} ORDER BY ${k} ON CONFLICT (${k}) `;
+  let sql = `INSERT INTO ${table} AS t (${names.join(', ')}) SELECT ${names.join(', ')} FROM ${stage} ORDER BY ${k} COLLATE "C" ON CONFLICT (${k}) `;
   if (updates.length === 0) return `${sql}DO NOTHING`;
   sql += `DO UPDATE SET ${updates.join(', ')}`;
   if (cursor !== undefined) {

@@ -7,6 +7,13 @@
 // multi-statement query, in front of the next statement that needs a round trip anyway (the
 // page's COPY) or with COMMIT. A page so costs three round trips (BEGIN + COPY: two; merge +
 // state + COMMIT: one) instead of six.
+//
+// The merge (COPY into a staging table, then INSERT ... ON CONFLICT) is most of the database's
+// work. A page whose identities are all new needs none of it: it is copied straight into the
+// table, behind a savepoint, and only when that COPY meets a stored identity (a unique violation)
+// is it rolled back to the savepoint and merged. In an initial load nearly every page is new;
+// where pages keep meeting stored rows (an incremental load), the next pages go to the merge at
+// once, for longer after each miss.
 import { createHash } from 'node:crypto';
 import type { PoolClient, QueryResult, QueryResultRow } from 'pg';
 import type { ExportRow } from '../../core/types.ts';
@@ -19,7 +26,7 @@ import type { SinkDataset, SinkNotice } from '../sink.ts';
 import { UnstorableValueError } from './copy-text.ts';
 import { encodePage, type EncodedPage } from './encode-page.ts';
 import {
-  addColumnsSql, columnTypeOf, dollarQuoted, copyIntoStageSql, createStageSql, createStateTableSql, createTableSql, ident, mergeSql, qualified,
+  addColumnsSql, columnTypeOf, dollarQuoted, copyIntoSql, createStageSql, createStateTableSql, createTableSql, ident, mergeSql, qualified,
   POSTGRES_NAMING, saveStateSql,
 } from './sql.ts';
 
@@ -38,7 +45,21 @@ export interface KnownTable {
   fresh: boolean;
   /** Fields whose misfits were observed (and told) already. */
   knownMismatches: Set<string>;
+  /** Whether the next pages are tried straight into the table (see the top of this file). */
+  straightIn: StraightIn;
 }
+
+/** After a page copied straight in met a stored identity, the next `skip` pages are merged; each
+ * miss in a row doubles that, up to MAX_SKIP, and a page that goes straight in resets it. */
+interface StraightIn {
+  skip: number;
+  misses: number;
+}
+
+const MAX_SKIP = 64;
+const SAVEPOINT = 'lender_straight_in';
+/** PostgreSQL's code for a unique violation. */
+const UNIQUE_VIOLATION = '23505';
 
 /** What a transaction needs of its store. */
 export interface StoreContext {
@@ -124,32 +145,44 @@ export class PgTransaction {
       }
     }
     const shape = new TableShape(await this.#columnsOf(dataset), POSTGRES_NAMING);
-    this.#store.tables.set(table, { shape, fresh: created || this.#store.created.has(table), knownMismatches: new Set() });
+    this.#store.tables.set(table, {
+      shape, fresh: created || this.#store.created.has(table), knownMismatches: new Set(), straightIn: { skip: 0, misses: 0 },
+    });
     return shape;
   }
 
   /**
    * Stores rows of the dataset: each replaces the stored row of its identity unless that one is
    * newer by the cursor field; within the rows, the newest version of an identity wins. New fields become
-   * new columns. Returns the number of distinct identities in the rows. The merge itself runs
-   * with the next statement that needs a round trip, at the latest with COMMIT; its failure fails
-   * that statement or the commit.
+   * new columns. Returns the number of distinct identities in the rows. Rows whose identities
+   * are all new are copied straight in; otherwise the merge runs with the next statement that
+   * needs a round trip, at the latest with COMMIT, and its failure fails that statement or the
+   * commit.
    */
   async mergeRows(dataset: SinkDataset, rows: readonly ExportRow[]): Promise<number> {
     if (rows.length === 0) return 0;
     const table = this.tableName(dataset);
     await this.ensureTable(dataset);
     let known = this.#store.tables.get(table)!;
-    let page = this.#encode(dataset, rows, known, false);
+    const straightIn = known.straightIn.skip === 0;
+    if (!straightIn) known.straightIn.skip -= 1;
+    const order = straightIn ? 'key' : 'rows';
+    let page = this.#encode(dataset, rows, known, false, order);
     if (page === undefined) {
       known = await this.#observe(dataset, rows, known);
-      page = this.#encode(dataset, rows, known, true)!;
+      page = this.#encode(dataset, rows, known, true, order)!;
     }
     for (const name of page.mismatched) known.knownMismatches.add(name);
 
     const staged = stagedColumns(dataset, known.shape);
+    if (straightIn) {
+      const copied = await this.#copyStraightIn(dataset, staged, page.text);
+      known.straightIn.misses = copied ? 0 : known.straightIn.misses + 1;
+      known.straightIn.skip = copied ? 0 : Math.min(MAX_SKIP, 2 ** (known.straightIn.misses - 1));
+      if (copied) return page.rows;
+    }
     const stage = this.#stage(dataset, staged);
-    await this.#copy(copyIntoStageSql(stage, staged), page.text);
+    await this.#copy(copyIntoSql(stage, staged), page.text);
     const key = keyColumn(dataset);
     const cursor = staged.some((c) => c.name === dataset.cursorField) && dataset.cursorField !== key ? dataset.cursorField : undefined;
     this.#defer(mergeSql(qualified(this.#store.schema, datasetTable(dataset)), stage, staged, key, cursor), `merging rows into ${table}`);
@@ -184,12 +217,12 @@ export class PgTransaction {
   }
 
   /** The page as COPY text; undefined when it brings news for the table's shape (unless settled). */
-  #encode(dataset: SinkDataset, rows: readonly ExportRow[], known: KnownTable, settled: boolean) {
+  #encode(dataset: SinkDataset, rows: readonly ExportRow[], known: KnownTable, settled: boolean, order: 'rows' | 'key') {
     const table = this.tableName(dataset);
     const dataColumns = known.shape.columns.filter((c) => !isBookkeepingColumn(c.name));
     let page: EncodedPage;
     try {
-      page = encodePage(dataset, rows, { dataColumns, knownMismatches: known.knownMismatches, homeless: new Set(known.shape.homeless) }, settled);
+      page = encodePage(dataset, rows, { dataColumns, knownMismatches: known.knownMismatches, homeless: new Set(known.shape.homeless) }, settled, order);
     } catch (error) {
       if (error instanceof UnstorableValueError) throw new SinkError(`${table}: ${error.message}`);
       throw error;
@@ -251,18 +284,55 @@ export class PgTransaction {
 
   /** COPY of the text, with the waiting batch in front of it in the same round trip. */
   async #copy(sql: string, text: string): Promise<void> {
-    const { from: copyFrom } = await import('pg-copy-streams');
-    const batch = this.#take();
+    const batch = [...this.#take(), { sql, doing: 'copying rows' }];
     try {
-      await new Promise<void>((resolve, reject) => {
-        const stream = this.#client.query(copyFrom([...batch.map((s) => s.sql), sql].join(';\n')));
-        stream.once('error', reject);
-        stream.once('finish', resolve);
-        stream.end(text);
-      });
+      await this.#sendCopy(batch, text);
     } catch (error) {
-      throw this.#store.error(error, describeBatch([...batch, { sql, doing: 'copying rows' }]));
+      throw this.#store.error(error, describeBatch(batch));
     }
+  }
+
+  /**
+   * The page's COPY straight into the dataset's table, behind a savepoint. False when a line's
+   * identity is stored already: the COPY is then undone (to the savepoint), and the transaction
+   * is as it was before it.
+   */
+  async #copyStraightIn(dataset: SinkDataset, columns: readonly Column[], text: string): Promise<boolean> {
+    const batch = [
+      ...this.#take(),
+      { sql: `SAVEPOINT ${SAVEPOINT}`, doing: 'marking a savepoint' },
+      { sql: copyIntoSql(qualified(this.#store.schema, datasetTable(dataset)), columns), doing: 'copying rows' },
+    ];
+    try {
+      await this.#sendCopy(batch, text);
+    } catch (error) {
+      if (!this.#isStoredIdentity(error, dataset)) throw this.#store.error(error, describeBatch(batch));
+      // A statement of the batch before the savepoint cannot have failed so (none inserts
+      // without ON CONFLICT), but if one did, the savepoint is not there: its error stands.
+      await this.#client.query(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`).catch(() => {
+        throw this.#store.error(error, describeBatch(batch));
+      });
+      return false;
+    }
+    this.#defer(`RELEASE SAVEPOINT ${SAVEPOINT}`, 'releasing the savepoint');
+    return true;
+  }
+
+  /** Whether the error is a unique violation in the dataset's table (a stored identity). */
+  #isStoredIdentity(error: unknown, dataset: SinkDataset): boolean {
+    const e = error as { code?: unknown; schema?: unknown; table?: unknown };
+    return e.code === UNIQUE_VIOLATION && e.schema === this.#store.schema && e.table === datasetTable(dataset);
+  }
+
+  /** Sends the statements, the last a COPY ... FROM STDIN, as one query, then the text. */
+  async #sendCopy(batch: readonly { sql: string }[], text: string): Promise<void> {
+    const { from: copyFrom } = await import('pg-copy-streams');
+    await new Promise<void>((resolve, reject) => {
+      const stream = this.#client.query(copyFrom(batch.map((s) => s.sql).join(';\n')));
+      stream.once('error', reject);
+      stream.once('finish', resolve);
+      stream.end(text);
+    });
   }
 
   /**
