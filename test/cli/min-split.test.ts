@@ -7,8 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main } from '../../src/cli/main.ts';
-import { memoryIo } from '../helpers/memory-io.ts';
+import { runLender } from '../helpers/memory-io.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 let t: TestSandbox;
@@ -18,11 +17,7 @@ let env: NodeJS.ProcessEnv;
 before(async () => {
   t = await startTestSandbox({ seed: 5, scale: 5000, viaBudget: 10 });
   dir = await mkdtemp(join(tmpdir(), 'lender-min-split-'));
-  const { email, password } = t.sandbox.credentials('demo');
-  env = {
-    LENDER_AUTH_URL: t.sandbox.authUrl, LENDER_SUBDOMAIN: 'demo', LENDER_EMAIL: email, LENDER_PASSWORD: password,
-    LENDER_CA_FILE: t.sandbox.caFile, LENDER_CREDENTIALS_FILE: join(dir, 'no-such-credentials.json'),
-  };
+  env = t.cliEnv(dir);
 });
 
 after(async () => {
@@ -30,11 +25,7 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function lender(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const io = memoryIo(env);
-  const code = await main(argv, io);
-  return { code, out: io.out(), err: io.err() };
-}
+const lender = (argv: string[]) => runLender(argv, env);
 
 describe('--min-split', () => {
   test('export: the default floor of an hour fails D03 with a one-line window timeout; PT1S exports every row once', async () => {

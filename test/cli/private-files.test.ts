@@ -31,11 +31,7 @@ let env: NodeJS.ProcessEnv;
 before(async () => {
   t = await startTestSandbox({ seed: 5, scale: 20 });
   dir = await mkdtemp(join(tmpdir(), 'lender-private-'));
-  const { email, password } = t.sandbox.credentials('demo');
-  env = {
-    PATH: process.env.PATH, LENDER_AUTH_URL: t.sandbox.authUrl, LENDER_SUBDOMAIN: 'demo', LENDER_EMAIL: email, LENDER_PASSWORD: password,
-    LENDER_CA_FILE: t.sandbox.caFile, LENDER_CREDENTIALS_FILE: join(dir, 'no-such-credentials.json'),
-  };
+  env = { PATH: process.env.PATH, ...t.cliEnv(dir) };
 });
 
 after(async () => {

@@ -9,8 +9,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readingFlags } from '../../src/cli/export-flags.ts';
-import { main } from '../../src/cli/main.ts';
-import { memoryIo } from '../helpers/memory-io.ts';
+import { runLender } from '../helpers/memory-io.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 let t: TestSandbox;
@@ -20,11 +19,7 @@ let env: NodeJS.ProcessEnv;
 before(async () => {
   t = await startTestSandbox({ seed: 11, scale: 3000 });
   dir = await mkdtemp(join(tmpdir(), 'lender-unordered-'));
-  const { email, password } = t.sandbox.credentials('demo');
-  env = {
-    LENDER_AUTH_URL: t.sandbox.authUrl, LENDER_SUBDOMAIN: 'demo', LENDER_EMAIL: email, LENDER_PASSWORD: password,
-    LENDER_CA_FILE: t.sandbox.caFile, LENDER_CREDENTIALS_FILE: join(dir, 'no-such-credentials.json'),
-  };
+  env = t.cliEnv(dir);
 });
 
 after(async () => {
@@ -32,11 +27,7 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function lender(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const io = memoryIo(env);
-  const code = await main(argv, io);
-  return { code, out: io.out(), err: io.err() };
-}
+const lender = (argv: string[]) => runLender(argv, env);
 
 const lines = (text: string) => text.trimEnd().split('\n').filter((l) => l !== '');
 const idOf = (line: string) => (JSON.parse(line) as { public_id: string }).public_id;

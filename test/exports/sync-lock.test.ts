@@ -36,11 +36,7 @@ let proxied: NodeJS.ProcessEnv;
 before(async () => {
   t = await startTestSandbox({ seed: 31, scale: 100 });
   dir = await mkdtemp(join(tmpdir(), 'lender-sync-lock-'));
-  const { email, password } = t.sandbox.credentials('demo');
-  direct = {
-    PATH: process.env.PATH, LENDER_AUTH_URL: t.sandbox.authUrl, LENDER_SUBDOMAIN: 'demo', LENDER_EMAIL: email, LENDER_PASSWORD: password,
-    LENDER_CA_FILE: t.sandbox.caFile, LENDER_CREDENTIALS_FILE: join(dir, 'no-such-credentials.json'),
-  };
+  direct = { PATH: process.env.PATH, ...t.cliEnv(dir) };
   proxy = await startGateProxy({ authUrl: t.sandbox.authUrl, ca: t.sandbox.ca });
   await writeFile(join(dir, 'proxy-ca.pem'), proxy.ca);
   proxied = { ...direct, LENDER_AUTH_URL: proxy.authUrl, LENDER_CA_FILE: join(dir, 'proxy-ca.pem') };

@@ -18,3 +18,11 @@ export function memoryIo(env: NodeJS.ProcessEnv = {}, signal: AbortSignal = new 
   stderr.on('data', (d: Buffer) => (err += d));
   return { stdout, stderr, stdin, env, signal, out: () => out, err: () => err };
 }
+
+/** Runs `lender ARGV` in-process with `env`; what it printed and its exit code. */
+export async function runLender(argv: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string; err: string }> {
+  const { main } = await import('../../src/cli/main.ts');
+  const io = memoryIo(env);
+  const code = await main(argv, io);
+  return { code, out: io.out(), err: io.err() };
+}

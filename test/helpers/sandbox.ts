@@ -7,6 +7,7 @@
 //   const res = await t.request('GET', `/admin/v3/lenders/${session.lenderPublicId}/exports/catalog`,
 //     { token: session.token });
 //   assert.equal(res.status, 200);
+import { join } from 'node:path';
 import { Agent, request as undiciRequest } from 'undici';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
 
@@ -42,6 +43,9 @@ export interface TestSandbox {
   request(method: string, path: string, options?: RequestOptions): Promise<JsonResponse>;
   /** Logs in with the sandbox's credentials of `lender`; fails the test on anything but 200. */
   loginAs(lender?: string): Promise<Session>;
+  /** What a `lender` command needs to log in as `lender` (default demo) over the sandbox's CA,
+   * with a credentials file in `dir` that does not exist, so no stored login of the machine is read. */
+  cliEnv(dir: string, lender?: string): NodeJS.ProcessEnv;
   close(): Promise<void>;
 }
 
@@ -87,6 +91,13 @@ export async function startTestSandbox(options: SandboxOptions = {}): Promise<Te
       const res = await request('POST', `/admin/auth/${lender}/login`, { body: { email, password } });
       if (res.status !== 200) throw new Error(`login as ${lender} answered ${res.status}: ${res.text}`);
       return res.body as Session;
+    },
+    cliEnv(dir, lender = 'demo') {
+      const { email, password } = sandbox.credentials(lender);
+      return {
+        LENDER_AUTH_URL: sandbox.authUrl, LENDER_SUBDOMAIN: lender, LENDER_EMAIL: email, LENDER_PASSWORD: password,
+        LENDER_CA_FILE: sandbox.caFile, LENDER_CREDENTIALS_FILE: join(dir, 'no-such-credentials.json'),
+      };
     },
     async close() {
       await sandbox.close();
