@@ -6,8 +6,8 @@
 // each column is checked and appended is decided once per page, and an instant is checked without
 // Date.parse when its parts are plainly in range (isInstant). Appending is synchronous work on
 // the event loop (about 2 µs a row), so a group of pages is appended a slice at a time: between
-// slices the next page's response is read and the request after it sent, and the service never
-// waits for a commit's appends (a 1,000,000-row sync took 1.2x as long without the slices).
+// slices the next page's response is read and the request after it sent, so the service no
+// longer waits for all of a commit's appends (a 1,000,000-row sync took 1.2x as long without).
 import type { DuckDBAppender } from '@duckdb/node-api';
 import { nextTurn as defaultNextTurn, type NextTurn } from '../../core/next-turn.ts';
 import type { ExportRow } from '../../core/types.ts';
