@@ -63,13 +63,7 @@ try {
 
   const s = await serveSandbox(['--scale', String(ROWS)]);
   try {
-    const caFile = join(dir, 'ca.pem');
-    const { writeFileSync } = await import('node:fs');
-    writeFileSync(caFile, s.ca);
-    const env = {
-      PATH: process.env.PATH, LENDER_AUTH_URL: s.authUrl, LENDER_SUBDOMAIN: 'demo', LENDER_EMAIL: s.email,
-      LENDER_PASSWORD: s.password, LENDER_CA_FILE: caFile, LENDER_CREDENTIALS_FILE: join(dir, 'no-credentials.json'),
-    };
+    const env = { PATH: process.env.PATH, ...s.cliEnv(), LENDER_CREDENTIALS_FILE: join(dir, 'no-credentials.json') };
     const loop = () => timed([join(ROOT, 'bench', 'plain-page-loop.mjs'), 'S2', 'D07', '1000'], env);
     const viaBin = () => timed([bin, 'export', 'D07', '--limit', '1000'], env);
     const viaDist = () => timed([dist, 'export', 'D07', '--limit', '1000'], env);

@@ -29,9 +29,13 @@ export interface ServedSandbox {
   authUrl: string;
   baseUrl: string;
   ca: Buffer;
+  /** The CA's file, written by the sandbox and kept while it runs. */
+  caFile: string;
   email: string;
   password: string;
   proc: ChildProcess;
+  /** What a `lender` command needs to log in as the demo lender over the sandbox's CA. */
+  cliEnv(): NodeJS.ProcessEnv;
   login(): Promise<LenderClient>;
   close(): Promise<void>;
 }
@@ -50,7 +54,10 @@ export async function serveSandbox(args: string[], opts: { stderr?: 'ignore' | '
   if (demo === undefined) throw new Error('the sandbox listed no demo lender');
   const ca = await readFile(served.caFile);
   return {
-    authUrl: served.authUrl, baseUrl: served.baseUrl, ca, email: demo.email, password: demo.password, proc,
+    authUrl: served.authUrl, baseUrl: served.baseUrl, ca, caFile: served.caFile, email: demo.email, password: demo.password, proc,
+    cliEnv: () => ({
+      LENDER_AUTH_URL: served.authUrl, LENDER_SUBDOMAIN: 'demo', LENDER_EMAIL: demo.email, LENDER_PASSWORD: demo.password, LENDER_CA_FILE: served.caFile,
+    }),
     login: () => LenderClient.login({ authUrl: served.authUrl, lender: 'demo', email: demo.email, password: demo.password, ca }),
     async close() {
       proc.kill('SIGTERM');

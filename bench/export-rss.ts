@@ -10,7 +10,7 @@
 // lets it (docs/cli.md#memory), which a program using the library leaves to Node.
 // Run: node --import tsx bench/export-rss.ts [rows] [--from built|sources]
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,13 +49,8 @@ try {
   const runCli = async (): Promise<{ rows: number; seconds: number; peakRssMB: number }> => {
     const dir = await mkdtemp(join(tmpdir(), 'lender-rss-'));
     try {
-      const caFile = join(dir, 'ca.pem');
-      await writeFile(caFile, s.ca);
       const usageFile = join(dir, 'usage.json');
-      const env = {
-        ...process.env, LENDER_AUTH_URL: s.authUrl, LENDER_SUBDOMAIN: 'demo', LENDER_EMAIL: s.email, LENDER_PASSWORD: s.password, LENDER_CA_FILE: caFile,
-        LENDER_BENCH_USAGE_FILE: usageFile,
-      };
+      const env = { ...process.env, ...s.cliEnv(), LENDER_BENCH_USAGE_FILE: usageFile };
       const t0 = performance.now();
       const child = spawn(process.execPath, ['--import', USAGE_PRELOAD, BIN, 'export', 'D07', '--limit', '1000', '--window', 'month', '--concurrency', '8'], {
         env, stdio: ['ignore', 'pipe', 'pipe'],

@@ -25,7 +25,7 @@
 // wall time at 1,000,000 rows, with a peak RSS under 200 MB.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -180,14 +180,9 @@ let cluster: PgCluster | undefined;
 let baselineRssMB = 0;
 const runs: Run[] = [];
 try {
-  const caFile = join(scratchRoot, 'ca.pem');
-  await writeFile(caFile, sandbox.ca);
   // The sync processes take the connection from the environment, the password never on a command line.
   const { DATABASE_URL: _d, LENDER_CREDENTIALS_FILE: _c, ...inherited } = process.env;
-  const baseEnv: NodeJS.ProcessEnv = {
-    ...inherited,
-    LENDER_AUTH_URL: sandbox.authUrl, LENDER_SUBDOMAIN: 'demo', LENDER_EMAIL: sandbox.email, LENDER_PASSWORD: sandbox.password, LENDER_CA_FILE: caFile,
-  };
+  const baseEnv: NodeJS.ProcessEnv = { ...inherited, ...sandbox.cliEnv() };
 
   // The sandbox builds D07 on its first read: done here, so no run pays for it.
   const agent = new Agent({ connect: { ca: sandbox.ca } });

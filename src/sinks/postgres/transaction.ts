@@ -164,9 +164,9 @@ export class PgTransaction {
     const table = this.tableName(dataset);
     await this.ensureTable(dataset);
     let known = this.#store.tables.get(table)!;
-    const straightIn = known.straightIn.skip === 0;
-    if (!straightIn) known.straightIn.skip -= 1;
-    const order = straightIn ? 'key' : 'rows';
+    const tryStraightIn = known.straightIn.skip === 0;
+    if (!tryStraightIn) known.straightIn.skip -= 1;
+    const order = tryStraightIn ? 'key' : 'rows';
     let page = this.#encode(dataset, rows, known, false, order);
     if (page === undefined) {
       known = await this.#observe(dataset, rows, known);
@@ -175,7 +175,7 @@ export class PgTransaction {
     for (const name of page.mismatched) known.knownMismatches.add(name);
 
     const staged = stagedColumns(dataset, known.shape);
-    if (straightIn) {
+    if (tryStraightIn) {
       const copied = await this.#copyStraightIn(dataset, staged, page.text);
       known.straightIn.misses = copied ? 0 : known.straightIn.misses + 1;
       known.straightIn.skip = copied ? 0 : Math.min(MAX_SKIP, 2 ** (known.straightIn.misses - 1));
