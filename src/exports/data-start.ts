@@ -22,6 +22,9 @@ import { isoOf, MAX_GROWN_MONTHS, toMillis, type Window } from './windows.ts';
 const PROBE_PAGES = 4;
 export const PROBE_LIMIT = 25;
 
+/** What the probe needs of a load's walk: whom to ask, and whom to tell of retries. */
+export type ProbeContext = Pick<WalkContext, 'api' | 'ref' | 'signal' | 'onRetry' | 'onRefresh'>;
+
 /** What one probe window told: no row, its first row's value, or nothing usable (a 504, or only empty pages). */
 type Outcome = { kind: 'empty' } | { kind: 'row'; value: string } | { kind: 'unknown' };
 
@@ -46,7 +49,7 @@ export function probeWindows(since: string, end: string): Window[] {
  * grows its windows from there as before. No row anywhere: the lead runs to the start of the
  * load's last month, which is still read (rows written meanwhile).
  */
-export async function emptyLead(ctx: WalkContext, load: LoadRecord, cursorField: string, concurrency: number): Promise<Window | null> {
+export async function emptyLead(ctx: ProbeContext, load: LoadRecord, cursorField: string, concurrency: number): Promise<Window | null> {
   if (load.since === null) return null;
   const windows = probeWindows(load.since, load.until ?? load.end);
   const outcomes: (Outcome | undefined)[] = new Array(windows.length);
@@ -97,7 +100,7 @@ function leadUntil(load: LoadRecord, value: string): Window | null {
 }
 
 /** Pages of one window, ascending, until one holds a row or the window ends. */
-async function probe(ctx: WalkContext, window: Window, cursorField: string, signal: AbortSignal): Promise<Outcome> {
+async function probe(ctx: ProbeContext, window: Window, cursorField: string, signal: AbortSignal): Promise<Outcome> {
   const options = {
     signal,
     // A timeout is answered by reading in windows, not by asking again.

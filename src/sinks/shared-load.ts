@@ -8,6 +8,7 @@
 import type { ServiceApi } from '../core/api.ts';
 import { AbortError, LenderError } from '../core/errors.ts';
 import type { DatasetRef, ExportRow } from '../core/types.ts';
+import { emptyLead, type ProbeContext } from '../exports/data-start.ts';
 import type { ResolvedDataset } from '../exports/export-options.ts';
 import { exportPages, type ExportOptions, type ExportStream } from '../exports/export-stream.ts';
 import { compareCursorValues, type ValueMark } from '../exports/highwater.ts';
@@ -47,7 +48,7 @@ export interface LeaseBoard {
   /** This worker's name on the board (host, pid and a random tag). */
   readonly worker: string;
   /** The unfinished load of the dataset, or a new one planned by `plan` from its committed state. */
-  join(dataset: SinkDataset, plan: (committed: DatasetState | undefined) => { mode: 'initial' | 'incremental'; parts: PartPlan[] }): Promise<JoinedLoad>;
+  join(dataset: SinkDataset, plan: (committed: DatasetState | undefined) => Promise<LoadParts>): Promise<JoinedLoad>;
   /** A part nobody holds (pending, or its lease expired); else when to look again (ms), or 'done'
    * when every part is done. */
   claim(dataset: SinkDataset, loadId: string): Promise<Claim | { retryInMs: number } | 'done'>;
@@ -82,11 +83,29 @@ export interface SharedLoadOptions extends Omit<ExportOptions, 'state' | 'resume
   onStream?: (stream: ExportStream) => void;
 }
 
-/** The parts of a new load: the windows of an initial load, or the whole incremental load. */
-export function planParts(resolved: ResolvedDataset, committed: DatasetState | undefined, opts: SharedLoadOptions, now: Date): { mode: 'initial' | 'incremental'; parts: PartPlan[] } {
+/** A new load as planned: its mode and its parts. */
+export interface LoadParts {
+  mode: 'initial' | 'incremental';
+  parts: PartPlan[];
+}
+
+/**
+ * The parts of a new load: the windows of an initial load, or the whole incremental load. A first
+ * load from the default origin skips the months before the data, as a single export does
+ * (data-start.ts), asking the probe's windows `concurrency` at a time: without it, a via dataset
+ * whose rows start years after the origin had a part for every empty month, each claimed, read
+ * and committed by a worker.
+ */
+export async function planParts(
+  probe: ProbeContext, resolved: ResolvedDataset, committed: DatasetState | undefined, opts: SharedLoadOptions, now: Date,
+): Promise<LoadParts> {
   if (committed?.highWater != null && committed.load == null) return { mode: 'incremental', parts: [{ since: null, until: null, start: committed }] };
   const windowing = resolveWindowing(opts.window, resolved.pathKind);
   const { load } = startLoad(undefined, { origin: opts.origin ?? DEFAULT_ORIGIN, windowing, sort: 'asc', now: now.toISOString() });
+  const lead = opts.origin === undefined && windowing.kind === 'calendar' && windowing.grow === true
+    ? await emptyLead(probe, load, resolved.cursorField, opts.concurrency ?? 1)
+    : null;
+  if (lead !== null) load.progress = { done: [lead], open: [] };
   const parts: PartPlan[] = [];
   const windows = remainingWindows(load);
   for (let next = windows.next(); next.done !== true; next = windows.next(1)) {
@@ -184,7 +203,8 @@ async function stepDataset(
 ): Promise<'done' | 'worked' | { retryInMs: number }> {
   const { onStream, ...exportOptions } = opts;
   const { dataset } = item;
-  item.joined ??= await board.join(dataset, (committed) => planParts(item.resolved, committed, opts, (opts.now ?? (() => new Date()))()));
+  const probe: ProbeContext = { api, ref: item.ref, signal: opts.signal ?? new AbortController().signal };
+  item.joined ??= await board.join(dataset, (committed) => planParts(probe, item.resolved, committed, opts, (opts.now ?? (() => new Date()))()));
   item.result.mode = item.joined.mode;
   const claim = await board.claim(dataset, item.joined.loadId);
   if (claim === 'done') {

@@ -12,10 +12,11 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { Agent, request } from 'undici';
 import { ConfigError } from '../../src/core/errors.ts';
-import type { DatasetCode } from '../../src/core/catalog.ts';
+import { datasetInfo, type DatasetCode } from '../../src/core/catalog.ts';
 import type { ExportRow } from '../../src/core/types.ts';
 import { canonicalJson, contentRowKey } from '../../src/exports/highwater.ts';
 import type { DatasetState } from '../../src/exports/state.ts';
+import { DEFAULT_ORIGIN } from '../../src/exports/windows.ts';
 import { fits, initialColumns, isBookkeepingColumn, latestByIdentity, rowValues, TableShape } from '../../src/sinks/columns.ts';
 import { SinkError } from '../../src/sinks/errors.ts';
 import { postgresSink } from '../../src/sinks/postgres-sink.ts';
@@ -306,6 +307,26 @@ describe('PostgreSQL sink on a real cluster', () => {
         WHERE tc.constraint_type = 'PRIMARY KEY' AND tc.table_schema = 'lender' AND tc.table_name NOT LIKE '\\_lender\\_%' ORDER BY 1`, [], db.database);
       assert.deepEqual(keys.rows.map((k) => `${k.table}.${k.column}`), ['d03.public_id', 'd07.public_id', 'd16._row_key']);
       assert.equal(await count(pg, db, 'SELECT count(*) AS n FROM lender.d16'), await count(pg, db, 'SELECT count(DISTINCT _row_key) AS n FROM lender.d16'));
+    } finally {
+      await sink.close();
+    }
+  });
+
+  test('a first load of a via dataset plans its parts from the month of its first row, one after another to the end', async () => {
+    const db = await createDatabase(pg);
+    const sink = postgresSink({ connectionString: db.url, env: db.env });
+    try {
+      await sync(f.client, ['D03'], { to: sink, limit: 100 });
+      const expected = await reference('D03');
+      const cursor = datasetInfo('D03')!.cursorField;
+      const first = expected.map((r) => String(r[cursor])).sort()[0]!;
+      const firstMonth = `${first.slice(0, 7)}-01T00:00:00.000Z`;
+      assert.ok(firstMonth > DEFAULT_ORIGIN, `D03's rows start after the origin (${firstMonth})`);
+      const { rows: parts } = await adminQuery<{ plan: { since: string; until: string }; rows: string }>(pg,
+        "SELECT plan, rows FROM lender._lender_parts WHERE key = 'D03' ORDER BY part", [], db.database);
+      assert.equal(parts[0]!.plan.since, firstMonth, 'the first part starts with the month of the first row: none for the empty years before');
+      for (let i = 1; i < parts.length; i++) assert.equal(parts[i]!.plan.since, parts[i - 1]!.plan.until, `part ${i} follows part ${i - 1}`);
+      assert.equal(parts.reduce((n, p) => n + Number(p.rows), 0), expected.length, 'the parts hold every row');
     } finally {
       await sink.close();
     }

@@ -9,7 +9,7 @@ import { hostname } from 'node:os';
 import type { ExportRow } from '../../core/types.ts';
 import { processAlive } from '../../exports/lock-holder.ts';
 import type { DatasetState } from '../../exports/state.ts';
-import { LeaseLostError, type Claim, type JoinedLoad, type LeaseBoard, type PartPlan } from '../shared-load.ts';
+import { LeaseLostError, type Claim, type JoinedLoad, type LeaseBoard, type LoadParts, type PartPlan } from '../shared-load.ts';
 import type { SinkDataset } from '../sink.ts';
 import { qualified } from './sql.ts';
 import type { PgStore } from './store.ts';
@@ -48,7 +48,7 @@ export class PgLeaseBoard implements LeaseBoard {
     this.#parts = qualified(store.schema, PARTS_TABLE);
   }
 
-  async join(dataset: SinkDataset, plan: (committed: DatasetState | undefined) => { mode: 'initial' | 'incremental'; parts: PartPlan[] }): Promise<JoinedLoad> {
+  async join(dataset: SinkDataset, plan: (committed: DatasetState | undefined) => Promise<LoadParts>): Promise<JoinedLoad> {
     await this.#store.ensureTable(dataset);
     this.#tables ??= this.#store.transaction(async (q) => {
       // Workers starting together would race on the catalog with IF NOT EXISTS alone.
@@ -67,7 +67,9 @@ export class PgLeaseBoard implements LeaseBoard {
           `SELECT bool_or(pages > 0 OR status = 'done') AS started FROM ${this.#parts} WHERE key = $1 AND load_id = $2`, [dataset.key, current.load_id]);
         return { loadId: current.load_id, mode: progress[0]?.started === true ? 'resumed' : (current.mode as 'initial' | 'incremental') };
       }
-      const next = plan(await q.loadState(dataset.key));
+      // Planned under the lock (the probe for where the data starts included): the others wait
+      // for this plan rather than make their own.
+      const next = await plan(await q.loadState(dataset.key));
       const loadId = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
       await q.query(`UPDATE ${this.#loads} SET load_id = $2, mode = $3, planned_by = $4, started_at = now(), finished_at = NULL WHERE key = $1`,
         [dataset.key, loadId, next.mode, this.worker]);
