@@ -35,6 +35,10 @@ async function connectionCounter(): Promise<{ port: number; connections: () => n
   return { port, connections: () => count, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
+/** Access tokens of this sandbox live 2 s, so the library, CLI and REPL renew theirs mid-run and
+ * the scans below cover what a renewal prints and writes. */
+const SHORT_TTL_SECONDS = 2;
+
 describe('security', () => {
   let t: TestSandbox;
   let dir: string;
@@ -44,7 +48,7 @@ describe('security', () => {
   const scan = new SecretScan();
 
   before(async () => {
-    t = await startTestSandbox({ seed: 21, scale: 40, tokenTtlSeconds: 2 });
+    t = await startTestSandbox({ seed: 21, scale: 40, tokenTtlSeconds: SHORT_TTL_SECONDS });
     dir = await mkdtemp(join(tmpdir(), 'lender-security-'));
     demo = await t.loginAs('demo');
     other = await t.loginAs('other');
@@ -63,6 +67,16 @@ describe('security', () => {
   });
 
   describe('tenant isolation between demo and other', () => {
+    // These requests carry raw tokens that nothing renews: they get a lifetime of 15 minutes, as
+    // 2 s ran out on a busy machine before the last request of a test.
+    before(async () => {
+      t.sandbox.setFaults({ tokenTtlSeconds: 900 });
+      demo = await t.loginAs('demo');
+      other = await t.loginAs('other');
+      scan.secret(demo.token, demo.refreshToken, other.token, other.refreshToken);
+    });
+    after(() => void t.sandbox.setFaults({ tokenTtlSeconds: SHORT_TTL_SECONDS }));
+
     const exportPath = (owner: Session, section: string, code: string) => `/admin/v3/lenders/${owner.lenderPublicId}/exports/${section}/${code}`;
 
     it('each lender reads its own rows: no row of any available dataset is in both', async (ctx) => {
