@@ -47,7 +47,8 @@ export interface JoinedLoad {
 export interface LeaseBoard {
   /** This worker's name on the board (host, pid and a random tag). */
   readonly worker: string;
-  /** The unfinished load of the dataset, or a new one planned by `plan` from its committed state. */
+  /** The unfinished load of the dataset, or a new one planned by `plan` from its committed state
+   * (of workers planning at once, one plan is kept and the others join it). */
   join(dataset: SinkDataset, plan: (committed: DatasetState | undefined) => Promise<LoadParts>): Promise<JoinedLoad>;
   /** A part nobody holds (pending, or its lease expired); else when to look again (ms), or 'done'
    * when every part is done. */
@@ -203,8 +204,10 @@ async function stepDataset(
 ): Promise<'done' | 'worked' | { retryInMs: number }> {
   const { onStream, ...exportOptions } = opts;
   const { dataset } = item;
-  const probe: ProbeContext = { api, ref: item.ref, signal: opts.signal ?? new AbortController().signal };
-  item.joined ??= await board.join(dataset, (committed) => planParts(probe, item.resolved, committed, opts, (opts.now ?? (() => new Date()))()));
+  item.joined ??= await board.join(dataset, (committed) => {
+    const probe: ProbeContext = { api, ref: item.ref, signal: opts.signal ?? new AbortController().signal };
+    return planParts(probe, item.resolved, committed, opts, (opts.now ?? (() => new Date()))());
+  });
   item.result.mode = item.joined.mode;
   const claim = await board.claim(dataset, item.joined.loadId);
   if (claim === 'done') {

@@ -332,6 +332,32 @@ describe('PostgreSQL sink on a real cluster', () => {
     }
   });
 
+  // A timeout: were a plan made under the load's lock, the first would wait for the others forever.
+  test('workers planning a load at once (each outside a transaction) keep one plan, and all join it', { timeout: 30_000 }, async () => {
+    const db = await createDatabase(pg);
+    const sinks = [0, 1, 2].map(() => postgresSink({ connectionString: db.url, env: db.env }));
+    try {
+      const ds = dataset('D48');
+      let planning = 0;
+      let allPlanning!: () => void;
+      const together = new Promise<void>((resolve) => (allPlanning = resolve));
+      const plan = async (committed: DatasetState | undefined) => {
+        assert.equal(committed, undefined, 'nothing committed yet');
+        planning += 1;
+        if (planning === sinks.length) allPlanning();
+        await together;
+        return { mode: 'initial' as const, parts: [{ since: at(0), until: at(30), start: null }, { since: at(30), until: at(60), start: null }] };
+      };
+      const joined = await Promise.all(sinks.map(async (sink) => (await sink.leases!()).join(ds, plan)));
+      assert.equal(planning, sinks.length, 'every worker planned');
+      assert.equal(new Set(joined.map((j) => j.loadId)).size, 1, 'all joined one load');
+      assert.equal(await count(pg, db, "SELECT count(DISTINCT load_id) AS n FROM lender._lender_parts WHERE key = 'D48'"), 1, 'one plan stored');
+      assert.equal(await count(pg, db, "SELECT count(*) AS n FROM lender._lender_parts WHERE key = 'D48'"), 2);
+    } finally {
+      for (const sink of sinks) await sink.close();
+    }
+  });
+
   test('after advance() and churn, the next syncs leave every row once, in its latest version', async () => {
     const db = await createDatabase(pg);
     const run = async () => {

@@ -1,5 +1,5 @@
 // The lease board of the PostgreSQL sink: two tables beside the data. `_lender_loads` holds each
-// dataset's current load (one row, locked while a load is planned or closed); `_lender_parts`
+// dataset's current load (one row, locked while a plan is stored or a load closed); `_lender_parts`
 // holds the parts of every load with their lease (owner, expiry), their own state, and counts of
 // claims, pages, rows and completions, so a test can prove that no part was loaded twice.
 // Claims use FOR UPDATE SKIP LOCKED: workers never wait on each other's rows, and a part whose
@@ -56,29 +56,39 @@ export class PgLeaseBoard implements LeaseBoard {
       for (const sql of leaseTablesSql(this.#store.schema)) await q.query(sql);
     });
     await this.#tables;
-    return this.#store.transaction(async (q) => {
-      await q.query(`INSERT INTO ${this.#loads} (key) VALUES ($1) ON CONFLICT (key) DO NOTHING`, [dataset.key]);
-      // Locked until commit: of workers starting together, one plans and the others join its load.
-      const { rows } = await q.query<{ load_id: string | null; mode: string | null; finished_at: Date | null }>(
-        `SELECT load_id, mode, finished_at FROM ${this.#loads} WHERE key = $1 FOR UPDATE`, [dataset.key]);
-      const current = rows[0]!;
-      if (current.load_id !== null && current.finished_at === null) {
-        const { rows: progress } = await q.query<{ started: boolean }>(
-          `SELECT bool_or(pages > 0 OR status = 'done') AS started FROM ${this.#parts} WHERE key = $1 AND load_id = $2`, [dataset.key, current.load_id]);
-        return { loadId: current.load_id, mode: progress[0]?.started === true ? 'resumed' : (current.mode as 'initial' | 'incremental') };
-      }
-      // Planned under the lock (the probe for where the data starts included): the others wait
-      // for this plan rather than make their own.
-      const next = await plan(await q.loadState(dataset.key));
-      const loadId = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
-      await q.query(`UPDATE ${this.#loads} SET load_id = $2, mode = $3, planned_by = $4, started_at = now(), finished_at = NULL WHERE key = $1`,
-        [dataset.key, loadId, next.mode, this.worker]);
-      // One statement for all parts: an initial load of a via dataset has a part per month.
-      await q.query(
-        `INSERT INTO ${this.#parts} (key, load_id, part, plan) SELECT $1, $2, ord - 1, p FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS t(p, ord)`,
-        [dataset.key, loadId, JSON.stringify(next.parts)]);
-      return { loadId, mode: next.mode };
-    });
+    for (;;) {
+      const seen = await this.#store.transaction(async (q): Promise<{ joined: JoinedLoad } | { lastLoadId: string | null; committed: DatasetState | undefined }> => {
+        await q.query(`INSERT INTO ${this.#loads} (key) VALUES ($1) ON CONFLICT (key) DO NOTHING`, [dataset.key]);
+        const { rows } = await q.query<{ load_id: string | null; mode: string | null; finished_at: Date | null }>(
+          `SELECT load_id, mode, finished_at FROM ${this.#loads} WHERE key = $1`, [dataset.key]);
+        const current = rows[0]!;
+        if (current.load_id !== null && current.finished_at === null) {
+          const { rows: progress } = await q.query<{ started: boolean }>(
+            `SELECT bool_or(pages > 0 OR status = 'done') AS started FROM ${this.#parts} WHERE key = $1 AND load_id = $2`, [dataset.key, current.load_id]);
+          return { joined: { loadId: current.load_id, mode: progress[0]?.started === true ? 'resumed' : (current.mode as 'initial' | 'incremental') } };
+        }
+        return { lastLoadId: current.load_id, committed: await q.loadState(dataset.key) };
+      });
+      if ('joined' in seen) return seen.joined;
+      // Planned outside any transaction: the plan may ask the service where the data starts, and
+      // a transaction left open meanwhile could meet the server's idle-in-transaction timeout.
+      const next = await plan(seen.committed);
+      const joined = await this.#store.transaction(async (q): Promise<JoinedLoad | undefined> => {
+        // Locked until commit: of workers planning at once, the first stores its plan; the others
+        // find the load changed and join that plan.
+        const { rows } = await q.query<{ load_id: string | null }>(`SELECT load_id FROM ${this.#loads} WHERE key = $1 FOR UPDATE`, [dataset.key]);
+        if (rows[0]!.load_id !== seen.lastLoadId) return undefined;
+        const loadId = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+        await q.query(`UPDATE ${this.#loads} SET load_id = $2, mode = $3, planned_by = $4, started_at = now(), finished_at = NULL WHERE key = $1`,
+          [dataset.key, loadId, next.mode, this.worker]);
+        // One statement for all parts: an initial load of a via dataset has a part per month.
+        await q.query(
+          `INSERT INTO ${this.#parts} (key, load_id, part, plan) SELECT $1, $2, ord - 1, p FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS t(p, ord)`,
+          [dataset.key, loadId, JSON.stringify(next.parts)]);
+        return { loadId, mode: next.mode };
+      });
+      if (joined !== undefined) return joined;
+    }
   }
 
   async claim(dataset: SinkDataset, loadId: string): Promise<Claim | { retryInMs: number } | 'done'> {
