@@ -17,7 +17,8 @@ import { findLeaks } from '../../src/session/secrets.ts';
 const ROOT = resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', '..');
 const DIR = join(ROOT, 'notebooks');
 const RUNNER = join(ROOT, 'scripts', 'run-notebook.ts');
-const NOTEBOOKS = readdirSync(DIR).filter((n) => n.endsWith('.ipynb')).sort();
+// Hidden files are the copies an execution runs (scripts/notebooks.ts), perhaps another suite's.
+const NOTEBOOKS = readdirSync(DIR).filter((n) => n.endsWith('.ipynb') && !n.startsWith('.')).sort();
 
 function run(path: string): { status: number | null; output: string } {
   const r = spawnSync(process.execPath, ['--import', 'tsx', RUNNER, path], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
