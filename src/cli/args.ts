@@ -6,7 +6,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError } from '../core/errors.ts';
 import { parseDuration, parseInteger } from '../core/options.ts';
 import { UsageError } from './command.ts';
-import { closestFlag } from './closest-flag.ts';
+import { closestName } from './closest-name.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Parsed<O extends Options, P extends boolean> =
@@ -47,7 +47,7 @@ function unknownFlagError(flag: string, options: Options): UsageError {
     );
   }
   const known = Object.keys(options).map((name) => `--${name}`);
-  const suggestion = flag.startsWith('--') ? closestFlag(flag, known) : undefined;
+  const suggestion = flag.startsWith('--') ? closestName(flag, known) : undefined;
   if (suggestion !== undefined) return new UsageError(`unknown option ${flag}; did you mean ${suggestion}?`, { pointToHelp: false });
   return new UsageError(`unknown option ${flag}`);
 }

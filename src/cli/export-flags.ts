@@ -1,5 +1,5 @@
 // The flags of the export commands (`export`, `sync`): windows, page size, instants, dataset codes.
-import { isDatasetCode, type DatasetCode } from '../core/catalog.ts';
+import { isDatasetCode, knownCodesText, type DatasetCode } from '../core/catalog.ts';
 import type { ExportOptions } from '../exports/export-stream.ts';
 import { resolveWindowing, toMillis, type WindowOption } from '../exports/windows.ts';
 import { durationFlag, integerFlag } from './args.ts';
@@ -63,7 +63,7 @@ export function instantFlag(value: string | undefined, flag: string): string | u
 export function datasetCodes(values: readonly string[], flag = 'dataset'): DatasetCode[] {
   return values.map((v) => {
     const code = v.trim().toUpperCase();
-    if (!isDatasetCode(code)) throw new UsageError(`unknown ${flag} '${v}'; codes run D01 to D26 (see 'lender catalog')`);
+    if (!isDatasetCode(code)) throw new UsageError(`unknown ${flag} '${v}'; codes run ${knownCodesText()}; see 'lender catalog'`);
     return code;
   });
 }

@@ -57,7 +57,10 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
   }
   const entry = COMMANDS[name];
   if (entry === undefined) {
-    io.stderr.write(`lender: unknown command '${name}'. Run 'lender --help' for the list.\n`);
+    // Loaded on this path only: every start pays for what main.ts imports.
+    const { closestName } = await import('./closest-name.ts');
+    const guess = closestName(name, Object.keys(COMMANDS));
+    io.stderr.write(`lender: unknown command '${name}'${guess === undefined ? '.' : `; did you mean ${guess}?`} Run 'lender --help' for the list.\n`);
     return EXIT.usage;
   }
   const command = (await entry.load()).default;

@@ -81,6 +81,15 @@ export const DATASETS: readonly DatasetInfo[] = [
 
 const BY_CODE = new Map<string, DatasetInfo>(DATASETS.map((d) => [d.code, d]));
 
+/** The known codes for a message: "D01 to D26 (D25 does not exist)". */
+export function knownCodesText(): string {
+  const numbers = DATASET_CODES.map((code) => Number(code.slice(1)));
+  const gaps: string[] = [];
+  for (let n = numbers[0]!; n < numbers.at(-1)!; n += 1) if (!numbers.includes(n)) gaps.push(`D${String(n).padStart(2, '0')}`);
+  const range = `${DATASET_CODES[0]} to ${DATASET_CODES.at(-1)}`;
+  return gaps.length === 0 ? range : `${range} (${gaps.join(', ')} ${gaps.length === 1 ? 'does' : 'do'} not exist)`;
+}
+
 /** Whether a string is a dataset code of the documented catalog. */
 export function isDatasetCode(value: string): value is DatasetCode {
   return BY_CODE.has(value);

@@ -2,7 +2,7 @@
 // {section, dataset} passes through untouched, so the service stays the judge of new codes.
 import { UnknownDatasetError } from './errors.ts';
 import type { DatasetRef } from './types.ts';
-import { DATASET_CODES, datasetInfo } from './catalog.ts';
+import { datasetInfo, knownCodesText } from './catalog.ts';
 
 export interface DatasetAddress {
   section: string;
@@ -15,7 +15,7 @@ export function resolveDataset(ref: DatasetRef | string): DatasetAddress {
   const info = datasetInfo(code);
   if (info === undefined) {
     throw new UnknownDatasetError(
-      `Dataset '${ref}' is not in the catalog; known codes are ${DATASET_CODES[0]} to ${DATASET_CODES[DATASET_CODES.length - 1]} (D25 does not exist), see 'lender catalog'.`,
+      `Dataset '${ref}' is not in the catalog; known codes are ${knownCodesText()}, see 'lender catalog'.`,
     );
   }
   return { section: info.section, dataset: info.code };

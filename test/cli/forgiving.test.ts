@@ -76,6 +76,20 @@ describe('an unknown flag', () => {
   });
 });
 
+describe('an unknown dataset code', () => {
+  it('is named with the codes there are, the missing one said, before any connection (exit 2)', async () => {
+    for (const [args, line] of [
+      [['export', 'D25'], "lender export: unknown dataset 'D25'; codes run D01 to D26 (D25 does not exist); see 'lender catalog'"],
+      [['sync', '--datasets', 'D07,D99'], "lender sync: unknown dataset in --datasets 'D99'; codes run D01 to D26 (D25 does not exist); see 'lender catalog'"],
+    ] as const) {
+      const r = await lender([...args]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.equal(r.stdout, '');
+      assert.equal(r.stderr, `${line}\nRun 'lender ${args[0]} --help' for usage.\n`);
+    }
+  });
+});
+
 describe('exit codes: one rule', () => {
   it('lender --help states the rule', async () => {
     const r = await lender(['--help']);

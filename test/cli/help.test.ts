@@ -93,13 +93,18 @@ describe('lender --help and --version', () => {
     assert.match(r.stdout, /--sandbox/);
   });
 
-  it('no command prints the usage and exits 2; an unknown command exits 2', async () => {
+  it('no command prints the usage and exits 2; an unknown command exits 2, naming the command a typo most likely meant', async () => {
     const none = await run([]);
     assert.equal(none.code, 2);
     assert.match(none.stdout, /Usage: lender <command>/);
     const unknown = await run(['frobnicate']);
     assert.equal(unknown.code, 2);
-    assert.match(unknown.stderr, /unknown command 'frobnicate'/);
+    assert.equal(unknown.stderr, "lender: unknown command 'frobnicate'. Run 'lender --help' for the list.\n");
+    for (const [typed, meant] of [['exprot', 'export'], ['snyc', 'sync'], ['rep', 'repl'], ['catlog', 'catalog']]) {
+      const typo = await run([typed]);
+      assert.equal(typo.code, 2);
+      assert.equal(typo.stderr, `lender: unknown command '${typed}'; did you mean ${meant}? Run 'lender --help' for the list.\n`);
+    }
   });
 
   for (const [name, expected] of Object.entries(EXPECTED)) {

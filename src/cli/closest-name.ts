@@ -1,5 +1,5 @@
-// "Did you mean --since?": the known flag closest to a mistyped one, if any is close enough to be
-// a likely typo rather than a different word.
+// "Did you mean --since?": the known flag (or command) closest to a mistyped one, if any is close
+// enough to be a likely typo rather than a different word.
 
 /** Edit distance counting a swap of two neighbouring letters as one edit (optimal string alignment). */
 export function editDistance(a: string, b: string): number {
@@ -18,10 +18,11 @@ export function editDistance(a: string, b: string): number {
 }
 
 /**
- * The known flag `typed` most likely meant: the nearest within 1 edit for short names, 2 for longer
- * ones (`--sinse` → `--since`), else the only flag that starts with it (`--conc` → `--concurrency`).
+ * The known name `typed` most likely meant: the nearest within 1 edit for short names, 2 for longer
+ * ones (`--sinse` → `--since`, `exprot` → `export`), else the only name that starts with it
+ * (`--conc` → `--concurrency`). Leading dashes are not compared.
  */
-export function closestFlag(typed: string, known: readonly string[]): string | undefined {
+export function closestName(typed: string, known: readonly string[]): string | undefined {
   const name = typed.replace(/^-+/, '').toLowerCase();
   if (name === '') return undefined;
   const allowed = name.length <= 4 ? 1 : 2;
