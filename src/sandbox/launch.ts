@@ -1,6 +1,7 @@
 // Assembles a running sandbox from its parts: options, context, certificate, the accounts and
 // exports modules, the auth and admin routes, and the HTTPS server. The modules come in as
 // factories so this wiring can be exercised on its own.
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,6 +78,21 @@ function reportHandlerError(error: unknown, where: string): void {
   process.stderr.write(`lender sandbox: unexpected error in ${where}: ${message}\n`);
 }
 
+/** The CA folders of this process's sandboxes not closed yet. A process that ends without
+ * close() (a notebook kernel shut down, process.exit in a script) still removes them, so no
+ * folder is left in the temporary directory. */
+const openCaDirs = new Set<string>();
+let removingAtExit = false;
+
+function removeAtExit(dir: string): void {
+  openCaDirs.add(dir);
+  if (removingAtExit) return;
+  removingAtExit = true;
+  process.once('exit', () => {
+    for (const open of openCaDirs) rmSync(open, { recursive: true, force: true });
+  });
+}
+
 export async function launchSandbox(options: SandboxOptions | undefined, factories: ModuleFactories): Promise<Sandbox> {
   const resolved = resolveOptions(options);
   const ctx = createContext(resolved);
@@ -116,7 +132,10 @@ export async function launchSandbox(options: SandboxOptions | undefined, factori
     accountsModule.close?.();
     exportsModule.close?.();
     await server.close();
-    if (caDir !== undefined) await rm(caDir, { recursive: true, force: true });
+    if (caDir !== undefined) {
+      openCaDirs.delete(caDir);
+      await rm(caDir, { recursive: true, force: true });
+    }
   };
 
   let address;
@@ -127,6 +146,7 @@ export async function launchSandbox(options: SandboxOptions | undefined, factori
     exportsModule.serving?.();
     accountsModule.serving?.();
     caDir = await mkdtemp(join(tmpdir(), 'lender-sandbox-'));
+    removeAtExit(caDir);
     await writeFile(join(caDir, 'ca.pem'), tls.cert, { mode: 0o644 });
   } catch (error) {
     await shutdown().catch(() => undefined);

@@ -168,6 +168,9 @@ describe('the Jupyter check', () => {
         code('html', 'session.table([{ shown: session.knownSecrets()[0] }])'),
         code('clean', "session.table([{ shown: 'nothing secret' }])"),
         code('text', 'console.log(session.knownSecrets()[0])'),
+        // Before the failing cell: tslab runs no cell after one that failed, and the kernel is
+        // then killed, which would leave the sandbox's CA folder behind.
+        code('close', 'await session.close();'),
         code('fails', "throw new Error('this cell broke')"),
       ],
       metadata: { kernelspec: { display_name: 'TypeScript', language: 'typescript', name: 'tslab' } },
@@ -179,7 +182,7 @@ describe('the Jupyter check', () => {
     assert.match(text, /leaky\.ipynb: the output of cell 3 holds known secret #1/);
     assert.match(text, /leaky\.ipynb: the output of cell 5 holds known secret #1/);
     assert.doesNotMatch(text, /cell 4 holds/);
-    assert.match(text, /leaky\.ipynb: cell 6 failed or wrote to stderr: Error: this cell broke/);
+    assert.match(text, /leaky\.ipynb: cell 7 failed or wrote to stderr: Error: this cell broke/);
     assert.equal(problems.length, 3, text);
   });
 });

@@ -69,6 +69,21 @@ describe('lender sandbox', () => {
     assert.match(stderr, /stopped/);
   });
 
+  it('a process that ends without closing its sandboxes (process.exit, a notebook kernel shut down) leaves no CA folder', async () => {
+    const launch = new URL('../../src/sandbox/index.ts', import.meta.url).href;
+    const script = `import { startSandbox } from ${JSON.stringify(launch)};
+      const sandboxes = [await startSandbox({ scale: 20 }), await startSandbox({ scale: 20 })];
+      await sandboxes[1].close();
+      console.log(JSON.stringify(sandboxes.map((s) => s.caFile)));
+      process.exit(0);`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { code, stdout, stderr } = await finish(child);
+    assert.equal(code, 0, stderr);
+    const files = JSON.parse(stdout) as string[];
+    assert.equal(files.length, 2);
+    for (const file of files) assert.equal(existsSync(join(file, '..')), false, `${file}'s folder is gone`);
+  });
+
   it('refuses bad flags with exit code 2 and a pointer to --help', async () => {
     const { code, stdout, stderr } = await finish(lender(['sandbox', '--port', 'abc']));
     assert.equal(code, 2, stderr);
