@@ -79,8 +79,8 @@ function reportHandlerError(error: unknown, where: string): void {
 }
 
 /** The CA folders of this process's sandboxes not closed yet. A process that ends without
- * close() (a notebook kernel shut down, process.exit in a script) still removes them, so no
- * folder is left in the temporary directory. */
+ * close() (a script's process.exit, an uncaught error) still removes them, so no folder is left
+ * in the temporary directory. A process killed by a signal cannot. */
 const openCaDirs = new Set<string>();
 let removingAtExit = false;
 

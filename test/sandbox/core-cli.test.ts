@@ -69,7 +69,7 @@ describe('lender sandbox', () => {
     assert.match(stderr, /stopped/);
   });
 
-  it('a process that ends without closing its sandboxes (process.exit, a notebook kernel shut down) leaves no CA folder', async () => {
+  it('a process that ends without closing its sandboxes (process.exit) leaves no CA folder', async () => {
     const launch = new URL('../../src/sandbox/index.ts', import.meta.url).href;
     const script = `import { startSandbox } from ${JSON.stringify(launch)};
       const sandboxes = [await startSandbox({ scale: 20 }), await startSandbox({ scale: 20 })];
