@@ -205,7 +205,11 @@ async function stepDataset(
   const { onStream, ...exportOptions } = opts;
   const { dataset } = item;
   item.joined ??= await board.join(dataset, (committed) => {
-    const probe: ProbeContext = { api, ref: item.ref, signal: opts.signal ?? new AbortController().signal };
+    const probe: ProbeContext = {
+      api, ref: item.ref, signal: opts.signal ?? new AbortController().signal,
+      // The probe's retries are the dataset's too, as a single export counts them.
+      onRetry: () => void (item.result.stats.retries += 1),
+    };
     return planParts(probe, item.resolved, committed, opts, (opts.now ?? (() => new Date()))());
   });
   item.result.mode = item.joined.mode;

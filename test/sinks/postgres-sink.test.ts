@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { Agent, request } from 'undici';
+import { LenderClient } from '../../src/client/client.ts';
 import { ConfigError } from '../../src/core/errors.ts';
 import { datasetInfo, type DatasetCode } from '../../src/core/catalog.ts';
 import type { ExportRow } from '../../src/core/types.ts';
@@ -328,6 +329,25 @@ describe('PostgreSQL sink on a real cluster', () => {
       for (let i = 1; i < parts.length; i++) assert.equal(parts[i]!.plan.since, parts[i - 1]!.plan.until, `part ${i} follows part ${i - 1}`);
       assert.equal(parts.reduce((n, p) => n + Number(p.rows), 0), expected.length, 'the parts hold every row');
     } finally {
+      await sink.close();
+    }
+  });
+
+  test('a shared load counts every retry, its probe for where the data starts included: as many as the faults the service answered', async () => {
+    const db = await createDatabase(pg);
+    const sink = postgresSink({ connectionString: db.url, env: db.env });
+    // Retried at once and without end: a third of the requests fail, and none may fail the load.
+    const client = await LenderClient.login({ ...f.sandbox.credentials('demo'), retry: { attempts: 1_000, baseDelayMs: 1, maxDelayMs: 2 } });
+    const before = f.sandbox.stats().faultsInjected;
+    f.sandbox.setFaults({ faults: { '500': 0.3 } });
+    try {
+      const summary = await sync(client, ['D03'], { to: sink, limit: 100 });
+      const injected = f.sandbox.stats().faultsInjected - before;
+      assert.ok(injected > 0, 'faults were injected');
+      assert.equal(summary.D03!.retries, injected);
+    } finally {
+      f.sandbox.setFaults({ faults: {} });
+      await client.close();
       await sink.close();
     }
   });
