@@ -106,7 +106,7 @@ export interface CrashSandbox {
 
 /** The sandbox the kills run against: latency and rows so a load outlasts them, faults and
  * 3-second tokens. At scale 1,500 a quiet machine left as few as 150 rows for the run after the
- * 20th kill, and once finished before it; at 3,000, 6,000 to 10,000 of 15,900. */
+ * 20th kill, and once finished before it; at 3,000, 5,000 to 10,000 of 15,900. */
 export async function startCrashSandbox(scale = 3000): Promise<CrashSandbox> {
   const sandbox = await startSandboxChild([
     '--seed', '11', '--scale', String(scale), '--latency', String(SOAK ? 60 : 50), '--token-ttl', '3',
