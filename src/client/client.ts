@@ -314,8 +314,8 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
     if (json !== undefined && json.length !== accounts.length) {
       throw new RangeError(`recordsJson has ${json.length} entries for ${accounts.length} records; it must hold one JSON text per record.`);
     }
-    // The same text JSON.stringify({ accounts }) would give, built from the caller's texts.
-    const body = json === undefined ? { accounts } : new RawJsonBody(`{"accounts":[${json.join(',')}]}`);
+    // The same JSON as JSON.stringify({ accounts }) would give, built from the caller's texts.
+    const body = json === undefined ? { accounts } : RawJsonBody.ofArray('accounts', json);
     return this.#call('POST', path, undefined, body, ctx, opts, (res) => successObject(res, ctx) as unknown as AccountsAccepted);
   }
 

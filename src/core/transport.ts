@@ -30,16 +30,35 @@ export interface TransportOptions {
   [inMemoryService]?: Dispatcher;
 }
 
-/** A request body that is JSON text already: sent verbatim, not serialised again. */
+/** A request body that is JSON already, as text or UTF-8 bytes: sent verbatim, not serialised again. */
 export class RawJsonBody {
-  constructor(readonly text: string) {}
+  constructor(readonly json: string | Buffer) {}
+
+  /**
+   * `{"<field>":[<texts joined by commas>]}`, each text encoded once, straight into one buffer.
+   * Joining the texts into one string, which undici then encodes again, cost some ten times as
+   * much: 0.7 µs a record of about 450 bytes, against 0.07.
+   */
+  static ofArray(field: string, texts: readonly string[]): RawJsonBody {
+    const head = `{${JSON.stringify(field)}:[`;
+    let size = Buffer.byteLength(head) + 2 + Math.max(texts.length - 1, 0);
+    for (const text of texts) size += Buffer.byteLength(text);
+    const bytes = Buffer.allocUnsafe(size);
+    let at = bytes.write(head, 0);
+    for (let i = 0; i < texts.length; i++) {
+      if (i > 0) bytes[at++] = 0x2c; // ,
+      at += bytes.write(texts[i]!, at);
+    }
+    bytes.write(']}', at);
+    return new RawJsonBody(bytes);
+  }
 }
 
 export interface TransportRequest {
   method: 'GET' | 'POST';
   /** Absolute https URL. */
   url: string;
-  /** Serialised as JSON when present; a RawJsonBody is sent as its text. */
+  /** Serialised as JSON when present; a RawJsonBody is sent as it is. */
   body?: unknown;
   headers?: Record<string, string>;
   signal?: AbortSignal | undefined;
@@ -104,7 +123,7 @@ export class Transport {
     // Checked here as well as in config so no code path can send a token over plain HTTP.
     assertHttps(url);
     if (req.signal?.aborted) throw abortErrorFrom(req.signal);
-    const body = req.body === undefined ? undefined : req.body instanceof RawJsonBody ? req.body.text : serialise(req.body);
+    const body = req.body === undefined ? undefined : req.body instanceof RawJsonBody ? req.body.json : serialise(req.body);
 
     const timeoutMs = req.timeoutMs ?? this.#timeoutMs;
     // One controller fed by the timer and the caller's signal. Not AbortSignal.any: a CLI run

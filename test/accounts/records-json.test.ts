@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { createAccountWriter } from '../../src/accounts/account-writer.ts';
 import { createFlagWriter } from '../../src/accounts/flags.ts';
 import type { AccountsRequestOptions } from '../../src/core/api.ts';
+import { RawJsonBody } from '../../src/core/transport.ts';
 import { ValidationError } from '../../src/core/errors.ts';
 import type { LenderClient } from '../../src/client/client.ts';
 import { connect, type Connection } from '../../src/connect.ts';
@@ -26,6 +27,41 @@ after(async () => {
 });
 
 describe('recordsJson: records serialised once', () => {
+  it('the body made of the texts is byte for byte what JSON.stringify({ accounts }) encodes', () => {
+    const values = [
+      [],
+      [{}],
+      [{ firstName: 'Amal' }, { firstName: 'أمل', note: 'quote " backslash \\ newline \n tab \t' }],
+      [{ name: 'emoji 🦊 and é', n: 1.5, none: null, list: [1, 'two', { three: true }] }, { lone: '\ud800' }],
+    ];
+    for (const accounts of values) {
+      const body = RawJsonBody.ofArray('accounts', accounts.map((a) => JSON.stringify(a))).json;
+      assert.ok(Buffer.isBuffer(body));
+      assert.deepEqual(body, Buffer.from(JSON.stringify({ accounts })), JSON.stringify(accounts));
+    }
+  });
+
+  it('names in any script reach the service as written', async () => {
+    const names = ['أمل', 'Zoë 🦊', 'O\'Brien "Jr" \\ back'];
+    const debtorCompanyId = 'RJ-UTF8';
+    const records = names.map((firstName, i) => account({ debtorCompanyId: `${debtorCompanyId}-${i}`, accountId: `RJ-U-${i}`, firstName }));
+    const writer = createAccountWriter(client, { batchSize: 3 });
+    await pipeline(Readable.from(records), writer);
+    assert.equal(writer.summary.accepted, names.length);
+    await connection.sandbox!.drain();
+    const stored: Record<string, unknown>[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.fetchPage('D01', { since: '2026-10-01T00:00:00.000Z', limit: 1000, ...(cursor === undefined ? {} : { cursor }) });
+      stored.push(...page.rows.filter((r) => String(r.debtor_company_id).startsWith(debtorCompanyId)));
+      cursor = page.pagination.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+    assert.deepEqual(
+      stored.map((r) => [r.debtor_company_id, r.first_name]).sort(),
+      names.map((name, i) => [`${debtorCompanyId}-${i}`, name]).sort(),
+    );
+  });
+
   it('the client sends the texts given, not the records serialised again', async () => {
     const good = account({ accountId: 'RJ-1' });
     const accepted = await client.upsertAccounts([good], { recordsJson: [JSON.stringify(good)] });
