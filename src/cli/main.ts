@@ -55,7 +55,8 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     io.stdout.write(version + '\n');
     return EXIT.ok;
   }
-  const entry = COMMANDS[name];
+  // Own names only: `lender toString` is an unknown command, not Object.prototype's.
+  const entry = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (entry === undefined) {
     // Loaded on this path only: every start pays for what main.ts imports.
     const { closestName } = await import('./closest-name.ts');

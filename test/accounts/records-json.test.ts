@@ -52,6 +52,7 @@ describe('recordsJson: records serialised once', () => {
     const stored: Record<string, unknown>[] = [];
     let cursor: string | undefined;
     do {
+      // Pushed rows are stamped after the seeded data span: this bound skips the seeded debtors.
       const page = await client.fetchPage('D01', { since: '2026-10-01T00:00:00.000Z', limit: 1000, ...(cursor === undefined ? {} : { cursor }) });
       stored.push(...page.rows.filter((r) => String(r.debtor_company_id).startsWith(debtorCompanyId)));
       cursor = page.pagination.nextCursor ?? undefined;

@@ -100,6 +100,12 @@ describe('lender --help and --version', () => {
     const unknown = await run(['frobnicate']);
     assert.equal(unknown.code, 2);
     assert.equal(unknown.stderr, "lender: unknown command 'frobnicate'. Run 'lender --help' for the list.\n");
+    // Names every object has are unknown commands too, not a crash.
+    for (const name of ['toString', 'constructor', '__proto__', 'hasOwnProperty']) {
+      const r = await run([name]);
+      assert.equal(r.code, 2, name);
+      assert.match(r.stderr, new RegExp(`^lender: unknown command '${name}'[.;]`), name);
+    }
     for (const [typed, meant] of [['exprot', 'export'], ['snyc', 'sync'], ['rep', 'repl'], ['catlog', 'catalog']]) {
       const typo = await run([typed]);
       assert.equal(typo.code, 2);

@@ -90,6 +90,9 @@ describe('strict export queries', () => {
       // '+' unencoded in a query string means a space.
       ['since=2026-01-01T04:00:00+04:00', /since.*%2B/], ['until=2026-02-01T00:00:00+00:00', /until/],
       ['foo=1', /Unknown query parameter 'foo'/], ['limit=1&limit=2', /more than once/], ['since=', /since/],
+      // Names Object.prototype has are unknown parameters too.
+      ['toString=1', /Unknown query parameter 'toString'/], ['constructor=1', /Unknown query parameter 'constructor'/],
+      ['__proto__=1', /Unknown query parameter '__proto__'/], ['hasOwnProperty=x', /Unknown query parameter 'hasOwnProperty'/],
     ];
     for (const [query, message] of cases) {
       assertExportError(await page(strict, s, query), 500, message);

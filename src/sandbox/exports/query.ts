@@ -90,7 +90,8 @@ const STRICT_VALUES: Readonly<Record<string, { readonly test: (value: string) =>
 function checkStrictQuery(params: URLSearchParams): void {
   const seen = new Set<string>();
   for (const [name, value] of params) {
-    const rule = STRICT_VALUES[name];
+    // Own names only: a parameter named toString or __proto__ is unknown, not Object.prototype's.
+    const rule = Object.hasOwn(STRICT_VALUES, name) ? STRICT_VALUES[name] : undefined;
     if (rule === undefined) {
       throw new QueryError(`Unknown query parameter '${name}'; the parameters are ${QUERY_PARAMETERS.join(', ')}.`);
     }
