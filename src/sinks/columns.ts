@@ -196,6 +196,29 @@ export class TableShape {
 }
 
 /**
+ * A row's own field `name`. Rows are parsed JSON, ordinary objects: a field named like a member of
+ * Object.prototype (toString, constructor, __proto__) that a row lacks would read as that member.
+ * The sinks' loops read such names only through this (`isInheritedName`, decided once a page).
+ */
+export function fieldOf(row: ExportRow, name: string): unknown {
+  return Object.hasOwn(row, name) ? row[name] : undefined;
+}
+
+/** Whether `row[name]` can find something the row does not hold (see fieldOf). */
+export function isInheritedName(name: string): boolean {
+  return name in Object.prototype;
+}
+
+/** `bag` (a new one when null) with the field set: one named __proto__ too, which a plain
+ * assignment would take as the object's prototype, losing the value. */
+export function withField(bag: Record<string, unknown> | null, name: string, value: unknown): Record<string, unknown> {
+  const into = bag ?? {};
+  if (name === '__proto__') Object.defineProperty(into, name, { value, enumerable: true, writable: true, configurable: true });
+  else into[name] = value;
+  return into;
+}
+
+/**
  * A row as column values: each field in its column when it fits, else null there and the value
  * under `_mismatched`. A field reserved for bookkeeping (a row carrying `_mismatched` itself)
  * goes under `_mismatched` too, so nothing the service sent is dropped.
@@ -209,7 +232,7 @@ export function rowValues(row: ExportRow, shape: TableShape): { values: Map<stri
     if (column !== undefined && fits(value, column.type)) {
       values.set(name, value);
     } else if (column !== undefined || value !== null) {
-      (mismatched ??= {})[name] = value;
+      mismatched = withField(mismatched, name, value);
     }
   }
   return { values, mismatched };

@@ -94,6 +94,23 @@ describe('a table\'s shape', () => {
     assert.deepEqual(mismatched, { n: 'x', _row_key: 'k' });
     assert.equal(rowValues({ public_id: 'a', n: 1 }, shape).mismatched, null);
   });
+
+  test('fields named like what every object has: a row holds them only when it has them, __proto__ included', () => {
+    const rows = JSON.parse('[{"public_id":"a","toString":{"x":1},"constructor":"c","__proto__":5},{"public_id":"b"}]') as ExportRow[];
+    const shape = new TableShape(initialColumns(D05));
+    shape.observe(rows);
+    assert.deepEqual(shape.columns.map((c) => c.name).filter((n) => n !== 'public_id' && n !== 'created_at'), ['toString', 'constructor', '__proto__']);
+    const first = rowValues(rows[0]!, shape);
+    assert.deepEqual(first.values.get('toString'), { x: 1 });
+    assert.equal(first.values.get('constructor'), 'c');
+    assert.equal(first.values.get('__proto__'), 5);
+    const second = rowValues(rows[1]!, shape);
+    assert.deepEqual([...second.values.keys()], ['public_id']);
+    assert.equal(second.mismatched, null);
+    // A misfit named __proto__ is kept as a field of _mismatched, not taken as its prototype.
+    const misfit = rowValues(JSON.parse('{"public_id":"c","__proto__":"text","constructor":7}') as ExportRow, shape);
+    assert.equal(JSON.stringify(misfit.mismatched), '{"__proto__":"text","constructor":7}');
+  });
 });
 
 describe('a page by identity', () => {

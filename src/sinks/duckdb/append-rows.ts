@@ -11,7 +11,7 @@
 import type { DuckDBAppender } from '@duckdb/node-api';
 import { nextTurn as defaultNextTurn, type NextTurn } from '../../core/next-turn.ts';
 import type { ExportRow } from '../../core/types.ts';
-import { fits, isBookkeepingColumn, MISMATCH_COLUMN, ROW_KEY_COLUMN, type TableShape } from '../columns.ts';
+import { fieldOf, fits, isBookkeepingColumn, isInheritedName, MISMATCH_COLUMN, ROW_KEY_COLUMN, withField, type TableShape } from '../columns.ts';
 import type { TableColumn } from './sql.ts';
 
 const INT32_MAX = 2 ** 31 - 1;
@@ -65,6 +65,7 @@ export async function appendRows(
   const count = columns.length;
   const kinds = columns.map((c) => kindOf(c, key));
   const names = columns.map((c) => c.name);
+  const inherited = names.map(isInheritedName);
   const types = columns.map((c) => c.type);
   // `_mismatched` is last in the tables the sink makes: each value is then appended as soon as it
   // is checked. Elsewhere (a column added after it), the values wait for it in `fitting`.
@@ -82,10 +83,10 @@ export async function appendRows(
         if (!deferred) appendBookkeeping(appender, kind, id);
         continue;
       }
-      let value = row[names[i]!];
+      let value = inherited[i] ? fieldOf(row, names[i]!) : row[names[i]!];
       if (value !== undefined && value !== null &&
         !(kind === TEXT ? typeof value === 'string' : kind === INSTANT_TEXT ? isInstant(value) : fits(value, types[i]!))) {
-        (mismatched ??= {})[names[i]!] = value;
+        mismatched = withField(mismatched, names[i]!, value);
         value = null;
       }
       if (deferred) fitting[i] = value;
@@ -94,13 +95,13 @@ export async function appendRows(
     // Fields without a column of their own (TableShape.homeless), and those named like a
     // bookkeeping column, go to `_mismatched` (columns.ts rowValues).
     for (const name of homeless) {
-      const value = row[name];
-      if (value !== undefined && value !== null) (mismatched ??= {})[name] = value;
+      const value = fieldOf(row, name);
+      if (value !== undefined && value !== null) mismatched = withField(mismatched, name, value);
     }
     const rowKey = row[ROW_KEY_COLUMN];
-    if (rowKey !== undefined && rowKey !== null) (mismatched ??= {})[ROW_KEY_COLUMN] = rowKey;
+    if (rowKey !== undefined && rowKey !== null) mismatched = withField(mismatched, ROW_KEY_COLUMN, rowKey);
     const ownMismatched = row[MISMATCH_COLUMN];
-    if (ownMismatched !== undefined && ownMismatched !== null) (mismatched ??= {})[MISMATCH_COLUMN] = ownMismatched;
+    if (ownMismatched !== undefined && ownMismatched !== null) mismatched = withField(mismatched, MISMATCH_COLUMN, ownMismatched);
     if (deferred) {
       for (let i = 0; i < count; i += 1) {
         const kind = kinds[i]!;

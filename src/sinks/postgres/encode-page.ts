@@ -4,7 +4,7 @@
 // the sink's own CPU time. So the table's shape is consulted (`observe`) only for pages that bring
 // something new: a field without a column, or a field whose value did not fit for the first time.
 import type { ExportRow } from '../../core/types.ts';
-import { fits, isBookkeepingColumn, latestByIdentity, type Column } from '../columns.ts';
+import { fieldOf, fits, isBookkeepingColumn, isInheritedName, latestByIdentity, withField, type Column } from '../columns.ts';
 import type { SinkDataset } from '../sink.ts';
 import { copyField, copyLine, UnstorableValueError } from './copy-text.ts';
 
@@ -36,13 +36,14 @@ export function encodePage(
 ): EncodedPage {
   const byKey = latestByIdentity(dataset, rows);
   const named = new Set(layout.dataColumns.map((c) => c.name));
+  const inherited = layout.dataColumns.map((c) => isInheritedName(c.name));
   const mismatched = new Set<string>();
   let text = '';
   for (const key of order === 'key' ? byteOrder([...byKey.keys()]) : byKey.keys()) {
     const row = byKey.get(key)!;
     let line: string | undefined;
     try {
-      line = encodeRow(dataset.identity === 'content' ? key : undefined, row, layout, named, settled, mismatched);
+      line = encodeRow(dataset.identity === 'content' ? key : undefined, row, layout, inherited, named, settled, mismatched);
     } catch (error) {
       if (error instanceof UnstorableValueError) throw new UnstorableValueError(`the row ${key} cannot be stored: ${error.message}`);
       throw error;
@@ -83,13 +84,15 @@ function codePointRank(unit: number): number {
 
 /** One COPY line, or undefined for news (see encodePage). Misfit field names go to `mismatchedNames`. */
 function encodeRow(
-  contentKey: string | undefined, row: ExportRow, layout: PageLayout, named: ReadonlySet<string>, settled: boolean, mismatchedNames: Set<string>,
+  contentKey: string | undefined, row: ExportRow, layout: PageLayout, inherited: readonly boolean[], named: ReadonlySet<string>, settled: boolean,
+  mismatchedNames: Set<string>,
 ): string | undefined {
   const line = contentKey === undefined ? [] : [copyField(contentKey, 'text')];
   let mismatched: Record<string, unknown> | null = null;
   let stored = 0;
-  for (const c of layout.dataColumns) {
-    const value = row[c.name];
+  for (let i = 0; i < layout.dataColumns.length; i += 1) {
+    const c = layout.dataColumns[i]!;
+    const value = inherited[i] ? fieldOf(row, c.name) : row[c.name];
     if (value === undefined) {
       line.push('\\N');
       continue;
@@ -102,7 +105,7 @@ function encodeRow(
     } else {
       if (!settled && !layout.knownMismatches.has(c.name)) return undefined;
       line.push('\\N');
-      (mismatched ??= {})[c.name] = value;
+      mismatched = withField(mismatched, c.name, value);
       mismatchedNames.add(c.name);
     }
   }
@@ -113,7 +116,7 @@ function encodeRow(
       // A field seen only as null has no column yet and loses nothing.
       if (value === undefined || value === null || named.has(name)) continue;
       if (!settled && !isBookkeepingColumn(name) && layout.homeless?.has(name) !== true) return undefined;
-      (mismatched ??= {})[name] = value;
+      mismatched = withField(mismatched, name, value);
     }
   }
   line.push(copyField(mismatched, 'json'));
