@@ -11,6 +11,7 @@ import { createAccountWriter, type AccountWriter, type AccountWriterOptions } fr
 import { createFlagWriter, setFlags, type FlagWriter, type SetFlagsResult } from '../accounts/flags.ts';
 import type { StatusUpdateInput } from '../accounts/schema.ts';
 import type { RecordWriterOptions } from '../accounts/writer.ts';
+import { isCodeShaped } from '../core/catalog.ts';
 import { resolveDataset } from '../core/resolve-dataset.ts';
 import { exportPages, exportRows, type ExportOptions, type ExportStream } from '../exports/export-stream.ts';
 import { sync, type DatasetSyncSummary, type SyncOptions } from '../sinks/sync.ts';
@@ -217,6 +218,12 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
       if (typeof body.schemaVersion !== 'string' || !Array.isArray(body.sections) ||
         !body.sections.every((s) => isObject(s) && typeof s.code === 'string' && Array.isArray(s.datasets))) {
         throw protocolError(res, ctx, 'the catalog body lacks schemaVersion or a sections list with datasets');
+      }
+      // Its codes name URLs, files, tables and state keys: each must look like one (S2, D07).
+      const sections = body.sections as { code: unknown; datasets: unknown[] }[];
+      const odd = sections.flatMap((s) => [s.code, ...s.datasets.map((d) => (isObject(d) ? d.code : d))]).find((code) => !isCodeShaped(code));
+      if (odd !== undefined) {
+        throw protocolError(res, ctx, `the catalog names ${JSON.stringify(odd)?.slice(0, 60)} where a code such as S2 or D07 belongs`);
       }
       return body as unknown as Catalog;
     });

@@ -90,6 +90,16 @@ export function knownCodesText(): string {
   return gaps.length === 0 ? range : `${range} (${gaps.join(', ')} ${gaps.length === 1 ? 'does' : 'do'} not exist)`;
 }
 
+/**
+ * Whether a value has the shape of a section or dataset code: an upper-case letter, then
+ * upper-case letters and digits (S2, D07). Codes from outside (the live catalog, an explicit
+ * {section, dataset}) must have it before they name a URL, a file, a table or a key of a state
+ * file: no '../', no 'toString'.
+ */
+export function isCodeShaped(value: unknown): value is string {
+  return typeof value === 'string' && /^[A-Z][A-Z0-9]{0,15}$/.test(value);
+}
+
 /** Whether a string is a dataset code of the documented catalog. */
 export function isDatasetCode(value: string): value is DatasetCode {
   return BY_CODE.has(value);

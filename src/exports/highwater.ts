@@ -1,6 +1,7 @@
 // Cursor-value bookkeeping (pure): the high-water mark of a load, the last position inside a
 // window, and the boundary filters that keep an inclusive `since` from delivering a row twice.
 import { createHash } from 'node:crypto';
+import { withField } from '../core/own-fields.ts';
 import type { ExportRow } from '../core/types.ts';
 
 /** A cursor-field value and the ids of the rows delivered at exactly that value. */
@@ -176,12 +177,12 @@ export function recordSeen(
 ): void {
   for (const row of rows) {
     const v = cursorValueOf(row, field);
-    if (v !== null && compareCursorValues(v, floor) >= 0) seen[key(row)] = v;
+    if (v !== null && compareCursorValues(v, floor) >= 0) withField(seen, key(row), v);
   }
 }
 
 export function pruneSeen(seen: Record<string, string>, floor: string): Record<string, string> {
   const kept: Record<string, string> = {};
-  for (const [id, v] of Object.entries(seen)) if (compareCursorValues(v, floor) >= 0) kept[id] = v;
+  for (const [id, v] of Object.entries(seen)) if (compareCursorValues(v, floor) >= 0) withField(kept, id, v);
   return kept;
 }

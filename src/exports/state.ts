@@ -1,6 +1,7 @@
 // Load state of each dataset and the stores that keep it. A store maps a key (the dataset code,
 // or "S1/D03" when addressed by section) to the JSON document below.
 import { nextTurn } from '../core/next-turn.ts';
+import { ownField, withField } from '../core/own-fields.ts';
 import type { ValueMark } from './highwater.ts';
 import type { LoadProgress } from './progress.ts';
 import { readStateFile, writeStateFile, type StateFile } from './state-file.ts';
@@ -182,14 +183,14 @@ export function fileState(path: string): FileStateStore {
       // A save already asked for is part of the state: a load started right after it sees it.
       await queue;
       const file = await read();
-      const state = file.datasets[key];
+      const state = ownField(file.datasets, key);
       return state === undefined ? undefined : (structuredClone(state) as DatasetState);
     },
     save(key, state) {
       // Saves are serialised so that an older snapshot can never be renamed over a newer one.
       const next = queue.then(async () => {
         const file = await read();
-        file.datasets[key] = structuredClone(state);
+        withField(file.datasets, key, structuredClone(state));
         await write(file);
       });
       queue = next.catch(() => undefined);

@@ -1,5 +1,6 @@
 // The fault settings language shared by the CLI (`--faults 500=0.1,reset=0.02`), the admin
 // endpoint (POST /__sandbox/faults) and tests. One parser, so both doors accept the same things.
+import { withField } from '../core/own-fields.ts';
 import type { FaultKind } from './contracts.ts';
 
 export const FAULT_KINDS: readonly FaultKind[] = ['500', '503', '504', 'reset'];
@@ -49,11 +50,11 @@ export function parseFaultSpec(spec: string): FaultRates {
     const match = /^([^=\s]+)\s*=\s*(\S+)$/.exec(part);
     if (match === null) throw new FaultSpecError(`'${part}' is not KIND=RATE (e.g. 500=0.1,reset=0.02)`);
     const [, kind, rateText] = match as unknown as [string, string, string];
-    if (kind in rates) throw new FaultSpecError(`fault kind '${kind}' is given twice`);
+    if (Object.hasOwn(rates, kind)) throw new FaultSpecError(`fault kind '${kind}' is given twice`);
     // Plain decimals only: Number() would also take '0x1' or '1e-0' as rates.
     const rate = /^(\d+(\.\d*)?|\.\d+)$/.test(rateText) ? Number(rateText) : Number.NaN;
     if (Number.isNaN(rate)) throw new FaultSpecError(`fault rate of '${kind}' must be a number from 0 to 1, got '${rateText}'`);
-    rates[kind] = rate;
+    withField(rates, kind, rate);
   }
   return validateFaultRates(rates);
 }

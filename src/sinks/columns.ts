@@ -4,6 +4,7 @@
 // column. A value that does not fit its column's type is never lost: the column gets NULL and
 // the value goes, under its field name, into the row's `_mismatched` JSON column, and the
 // mismatch is reported once per run.
+import { withField } from '../core/own-fields.ts';
 import type { ExportRow } from '../core/types.ts';
 import { compareCursorValues, contentRowKey, cursorValueOf } from '../exports/highwater.ts';
 import { SinkError } from './errors.ts';
@@ -193,29 +194,6 @@ export class TableShape {
     const key = this.#naming.key(column.name);
     if (key !== null) this.#byKey.set(key, column);
   }
-}
-
-/**
- * A row's own field `name`. Rows are parsed JSON, ordinary objects: a field named like a member of
- * Object.prototype (toString, constructor, __proto__) that a row lacks would read as that member.
- * The sinks' loops read such names only through this (`isInheritedName`, decided once a page).
- */
-export function fieldOf(row: ExportRow, name: string): unknown {
-  return Object.hasOwn(row, name) ? row[name] : undefined;
-}
-
-/** Whether `row[name]` can find something the row does not hold (see fieldOf). */
-export function isInheritedName(name: string): boolean {
-  return name in Object.prototype;
-}
-
-/** `bag` (a new one when null) with the field set: one named __proto__ too, which a plain
- * assignment would take as the object's prototype, losing the value. */
-export function withField(bag: Record<string, unknown> | null, name: string, value: unknown): Record<string, unknown> {
-  const into = bag ?? {};
-  if (name === '__proto__') Object.defineProperty(into, name, { value, enumerable: true, writable: true, configurable: true });
-  else into[name] = value;
-  return into;
 }
 
 /**

@@ -33,6 +33,8 @@ export interface ScriptedAccountsServer {
   readonly script: AccountsAnswer[];
   /** The `accounts` array of each account request received. */
   readonly received: Record<string, unknown>[][];
+  /** Answers to GET requests, by path after the lender's (e.g. '/exports/catalog'). */
+  readonly gets: Map<string, AccountsAnswer>;
   close(): Promise<void>;
 }
 
@@ -43,6 +45,7 @@ export async function startScriptedAccountsServer(): Promise<ScriptedAccountsSer
   const jwt = (typ: string, ttl: number) => fakeJwt(lenderPublicId, typ, ttl);
   const script: AccountsAnswer[] = [];
   const received: Record<string, unknown>[][] = [];
+  const gets = new Map<string, AccountsAnswer>();
 
   const server = https.createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
     const chunks: Buffer[] = [];
@@ -58,6 +61,9 @@ export async function startScriptedAccountsServer(): Promise<ScriptedAccountsSer
         received.push((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { accounts: Record<string, unknown>[] }).accounts);
         return json(script.shift() ?? ACCEPTED_ANSWER);
       }
+      const lenderPath = `/admin/v3/lenders/${lenderPublicId}`;
+      const answer = req.method === 'GET' && path.startsWith(lenderPath) ? gets.get(path.slice(lenderPath.length)) : undefined;
+      if (answer !== undefined) return json(answer);
       json({ status: 404, body: { error: 'Not found' } });
     });
   });
@@ -71,6 +77,7 @@ export async function startScriptedAccountsServer(): Promise<ScriptedAccountsSer
     password: 'scripted-password',
     script,
     received,
+    gets,
     close() {
       server.closeAllConnections();
       return new Promise<void>((resolve) => server.close(() => resolve()));

@@ -11,7 +11,8 @@
 import type { DuckDBAppender } from '@duckdb/node-api';
 import { nextTurn as defaultNextTurn, type NextTurn } from '../../core/next-turn.ts';
 import type { ExportRow } from '../../core/types.ts';
-import { fieldOf, fits, isBookkeepingColumn, isInheritedName, MISMATCH_COLUMN, ROW_KEY_COLUMN, withField, type TableShape } from '../columns.ts';
+import { isInheritedName, ownField, withField } from '../../core/own-fields.ts';
+import { fits, isBookkeepingColumn, MISMATCH_COLUMN, ROW_KEY_COLUMN, type TableShape } from '../columns.ts';
 import type { TableColumn } from './sql.ts';
 
 const INT32_MAX = 2 ** 31 - 1;
@@ -83,7 +84,7 @@ export async function appendRows(
         if (!deferred) appendBookkeeping(appender, kind, id);
         continue;
       }
-      let value = inherited[i] ? fieldOf(row, names[i]!) : row[names[i]!];
+      let value = inherited[i] ? ownField(row, names[i]!) : row[names[i]!];
       if (value !== undefined && value !== null &&
         !(kind === TEXT ? typeof value === 'string' : kind === INSTANT_TEXT ? isInstant(value) : fits(value, types[i]!))) {
         mismatched = withField(mismatched, names[i]!, value);
@@ -95,7 +96,7 @@ export async function appendRows(
     // Fields without a column of their own (TableShape.homeless), and those named like a
     // bookkeeping column, go to `_mismatched` (columns.ts rowValues).
     for (const name of homeless) {
-      const value = fieldOf(row, name);
+      const value = ownField(row, name);
       if (value !== undefined && value !== null) mismatched = withField(mismatched, name, value);
     }
     const rowKey = row[ROW_KEY_COLUMN];

@@ -4,7 +4,8 @@
 // the sink's own CPU time. So the table's shape is consulted (`observe`) only for pages that bring
 // something new: a field without a column, or a field whose value did not fit for the first time.
 import type { ExportRow } from '../../core/types.ts';
-import { fieldOf, fits, isBookkeepingColumn, isInheritedName, latestByIdentity, withField, type Column } from '../columns.ts';
+import { isInheritedName, ownField, withField } from '../../core/own-fields.ts';
+import { fits, isBookkeepingColumn, latestByIdentity, type Column } from '../columns.ts';
 import type { SinkDataset } from '../sink.ts';
 import { copyField, copyLine, UnstorableValueError } from './copy-text.ts';
 
@@ -92,7 +93,7 @@ function encodeRow(
   let stored = 0;
   for (let i = 0; i < layout.dataColumns.length; i += 1) {
     const c = layout.dataColumns[i]!;
-    const value = inherited[i] ? fieldOf(row, c.name) : row[c.name];
+    const value = inherited[i] ? ownField(row, c.name) : row[c.name];
     if (value === undefined) {
       line.push('\\N');
       continue;
