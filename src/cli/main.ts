@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { asksForHelp, CommandFailure, EXIT, EXIT_CODES_HELP, UsageError, type Command, type CommandIo } from './command.ts';
 import { ConfigError, LenderError } from '../core/errors.ts';
+import { ownField } from '../core/own-fields.ts';
 import { redactText } from '../core/redact.ts';
 import { version } from '../core/version.ts';
 import { limitYoungGeneration } from './young-generation.ts';
@@ -56,7 +57,7 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     return EXIT.ok;
   }
   // Own names only: `lender toString` is an unknown command, not Object.prototype's.
-  const entry = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  const entry = ownField(COMMANDS, name);
   if (entry === undefined) {
     // Loaded on this path only: every start pays for what main.ts imports.
     const { closestName } = await import('./closest-name.ts');

@@ -1,11 +1,11 @@
 // Objects parsed from JSON (rows, state files) are ordinary objects: a name Object.prototype also
 // has (toString, constructor, __proto__) reads as the prototype's member where the object lacks
 // it, and assigning to __proto__ replaces the prototype instead of adding a field. Names that come
-// from outside the program (a row's fields, its public_id) go through these.
+// from outside the program (a command, a row's fields, its public_id, a state key) go through these.
 
 /** The object's own field `name`, or undefined. */
-export function ownField(obj: object, name: string): unknown {
-  return Object.hasOwn(obj, name) ? (obj as Record<string, unknown>)[name] : undefined;
+export function ownField<V>(obj: Readonly<Record<string, V>>, name: string): V | undefined {
+  return Object.hasOwn(obj, name) ? obj[name] : undefined;
 }
 
 /** Whether `obj[name]` can find something `obj` does not hold: decide once, then use ownField

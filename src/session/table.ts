@@ -45,7 +45,7 @@ export function tableCells(rows: readonly object[], fields?: readonly string[], 
   const maxRows = opts.maxRows ?? 50;
   const cols = fields && fields.length > 0 ? [...fields] : fieldsOf(rows);
   const shown = rows.slice(0, maxRows);
-  const raw = shown.map((row) => cols.map((c) => ownField(row, c)));
+  const raw = shown.map((row) => cols.map((c) => ownField(row as Record<string, unknown>, c)));
   const isNumber = (v: unknown) => v === null || v === undefined || typeof v === 'number' || typeof v === 'bigint';
   return {
     columns: cols.map((c) => cut(c, maxWidth)),

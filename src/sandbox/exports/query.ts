@@ -14,6 +14,7 @@
 // holding a space (an unencoded '+') are each a 500 naming the parameter.
 import { DateTime } from 'luxon';
 import { PAGE_MAX } from '../../core/catalog.ts';
+import { ownField } from '../../core/own-fields.ts';
 import type { SortOrder } from './cursor.ts';
 
 export const DEFAULT_LIMIT = 500;
@@ -91,7 +92,7 @@ function checkStrictQuery(params: URLSearchParams): void {
   const seen = new Set<string>();
   for (const [name, value] of params) {
     // Own names only: a parameter named toString or __proto__ is unknown, not Object.prototype's.
-    const rule = Object.hasOwn(STRICT_VALUES, name) ? STRICT_VALUES[name] : undefined;
+    const rule = ownField(STRICT_VALUES, name);
     if (rule === undefined) {
       throw new QueryError(`Unknown query parameter '${name}'; the parameters are ${QUERY_PARAMETERS.join(', ')}.`);
     }
