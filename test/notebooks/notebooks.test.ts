@@ -20,9 +20,19 @@ const RUNNER = join(ROOT, 'scripts', 'run-notebook.ts');
 // Hidden files are the copies an execution runs (scripts/notebooks.ts), perhaps another suite's.
 const NOTEBOOKS = readdirSync(DIR).filter((n) => n.endsWith('.ipynb') && !n.startsWith('.')).sort();
 
-function run(path: string): { status: number | null; output: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', RUNNER, path], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
-  return { status: r.status, output: `${r.stdout}${r.stderr}` };
+/** Runs the notebook through the tsx runner with a temporary folder of its own (TMPDIR), and
+ * lists what of ours the notebook left there (its folders of rows, of records, of a database). */
+function run(path: string): { status: number | null; output: string; leftInTmp: string[] } {
+  const tmp = mkdtempSync(join(tmpdir(), 'lender-nb-tmp-'));
+  try {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', RUNNER, path], {
+      cwd: ROOT, encoding: 'utf8', timeout: 180_000, env: { ...process.env, TMPDIR: tmp },
+    });
+    // tsx keeps a cache there too: only our own names count.
+    return { status: r.status, output: `${r.stdout}${r.stderr}`, leftInTmp: readdirSync(tmp).filter((n) => n.startsWith('lender-')) };
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
 }
 
 describe('notebooks', () => {
@@ -83,12 +93,14 @@ describe('notebooks', () => {
         assert.deepEqual(kindDifferences(readStored(path), notebook), []);
       });
 
-      it('runs every code cell in order through tsx, showing what tslab would', () => {
+      it('runs every code cell in order through tsx, showing what tslab would, and leaves no folder behind', () => {
         const r = run(path);
         assert.equal(r.status, 0, r.output.slice(-4000));
         assert.match(r.output, new RegExp(`${name}: ${codeCells(readNotebook(path)).length} code cells ran`));
         // Every notebook opens a session and shows it as its first cell's value.
         assert.match(r.output, /^LenderSession demo \(/m);
+        // The rows and records a notebook writes are removed by its last cell.
+        assert.deepEqual(r.leftInTmp, []);
       });
     });
   }
