@@ -29,6 +29,8 @@ export interface ScriptedAccountsServer {
   readonly lender: string;
   readonly email: string;
   readonly password: string;
+  /** What LenderClient.login takes to log in here. */
+  credentials(): { authUrl: string; lender: string; email: string; password: string; ca: string };
   /** Answers to the next account requests, in order; once used up, each request is accepted. */
   readonly script: AccountsAnswer[];
   /** The `accounts` array of each account request received. */
@@ -69,15 +71,13 @@ export async function startScriptedAccountsServer(): Promise<ScriptedAccountsSer
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  const login = { authUrl: `https://127.0.0.1:${port}`, lender: 'scripted', email: 'ops@example.com', password: 'scripted-password', ca: tls.cert };
   return {
-    authUrl: `https://127.0.0.1:${port}`,
-    ca: tls.cert,
-    lender: 'scripted',
-    email: 'ops@example.com',
-    password: 'scripted-password',
+    ...login,
     script,
     received,
     gets,
+    credentials: () => ({ ...login }),
     close() {
       server.closeAllConnections();
       return new Promise<void>((resolve) => server.close(() => resolve()));

@@ -24,7 +24,7 @@ let dir: string;
 
 before(async () => {
   server = await startScriptedAccountsServer();
-  client = await LenderClient.login({ authUrl: server.authUrl, lender: server.lender, email: server.email, password: server.password, ca: server.ca });
+  client = await LenderClient.login(server.credentials());
   dir = await mkdtemp(join(tmpdir(), 'unknown-account-'));
 });
 after(async () => {

@@ -84,7 +84,7 @@ describe('a live catalog naming something other than codes', () => {
   let dir: string;
   before(async () => {
     server = await startScriptedAccountsServer();
-    client = await LenderClient.login({ authUrl: server.authUrl, lender: server.lender, email: server.email, password: server.password, ca: server.ca });
+    client = await LenderClient.login(server.credentials());
     dir = await mkdtemp(join(tmpdir(), 'lender-proto-catalog-'));
   });
   after(async () => {
