@@ -240,9 +240,11 @@ describe('hostile input', () => {
       '--batch-size', '--concurrency', '--port', '--seed', '--scale', '--latency', '--faults', '--token-ttl', '--churn',
       '--json', '--progress', '--strict', '--rejects', '--bogus', '-x', '--'];
     const values = ['-1', '0', '1e3', 'abc', '', ' ', 'D99', 'D07,,D99', '9999999999999999999', 'P-1D', 'month', 'asc',
-      'sideways', '500=2', 'reset=-1', '../../etc', '\u0000', '💥', '--', '2026-13-45T99:99:99Z', 'NaN', 'Infinity'];
+      'sideways', '500=2', 'reset=-1', '../../etc', '\u0000', '💥', '--', '2026-13-45T99:99:99Z', 'NaN', 'Infinity',
+      // Names every object has, which a lookup in a plain object would find.
+      'toString', '__proto__', 'constructor=1'];
     const token = fc.oneof(fc.constantFrom(...flags), fc.constantFrom(...values), fc.string({ maxLength: 12 }).filter((s) => !s.startsWith('-h') && s !== '--help' && s !== '--sandbox'));
-    const commands = ['catalog', 'export', 'sync', 'push', 'flag', 'sandbox', 'demo', 'nonsense', ''];
+    const commands = ['catalog', 'export', 'sync', 'push', 'flag', 'sandbox', 'demo', 'nonsense', 'toString', '__proto__', ''];
     let cases = 0;
     const codes: Record<string, number> = {};
     // A file name with a NUL (one seed drew it) is a command-line mistake, not an unreadable file.
