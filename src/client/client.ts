@@ -221,9 +221,11 @@ export class LenderClient extends EventEmitter<ClientEvents> implements ServiceA
       }
       // Its codes name URLs, files, tables and state keys: each must look like one (S2, D07).
       const sections = body.sections as { code: unknown; datasets: unknown[] }[];
-      const odd = sections.flatMap((s) => [s.code, ...s.datasets.map((d) => (isObject(d) ? d.code : d))]).find((code) => !isCodeShaped(code));
-      if (odd !== undefined) {
-        throw protocolError(res, ctx, `the catalog names ${JSON.stringify(odd)?.slice(0, 60)} where a code such as S2 or D07 belongs`);
+      const codes = sections.flatMap((s) => [s.code, ...s.datasets.map((d) => (isObject(d) ? d.code : d))]);
+      const odd = codes.findIndex((code) => !isCodeShaped(code));
+      if (odd !== -1) {
+        const named = codes[odd] === undefined ? 'nothing' : JSON.stringify(codes[odd])?.slice(0, 60);
+        throw protocolError(res, ctx, `the catalog names ${named} where a code such as S2 or D07 belongs`);
       }
       return body as unknown as Catalog;
     });

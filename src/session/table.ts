@@ -1,7 +1,7 @@
 // Compact text tables for the REPL and notebooks: plain strings (no ANSI), so they read the
 // same in a terminal, a saved notebook output and a log file.
 import { inspect } from 'node:util';
-import { ownField } from '../core/own-fields.ts';
+import { isInheritedName, ownField } from '../core/own-fields.ts';
 
 export interface TableOptions {
   /** Widest a cell may be before it is cut with '…'. Default 36 (a UUID fits). */
@@ -45,7 +45,9 @@ export function tableCells(rows: readonly object[], fields?: readonly string[], 
   const maxRows = opts.maxRows ?? 50;
   const cols = fields && fields.length > 0 ? [...fields] : fieldsOf(rows);
   const shown = rows.slice(0, maxRows);
-  const raw = shown.map((row) => cols.map((c) => ownField(row as Record<string, unknown>, c)));
+  // Rows may be any objects (getters included): only names every object has are read as own fields.
+  const inherited = cols.map(isInheritedName);
+  const raw = shown.map((row) => cols.map((c, i) => (inherited[i] ? ownField(row as Record<string, unknown>, c) : (row as Record<string, unknown>)[c])));
   const isNumber = (v: unknown) => v === null || v === undefined || typeof v === 'number' || typeof v === 'bigint';
   return {
     columns: cols.map((c) => cut(c, maxWidth)),

@@ -60,6 +60,9 @@ describe('names Object.prototype has', () => {
     assert.notEqual(col, -1);
     assert.equal(cells.rows[0]![col], 'x');
     assert.doesNotMatch(cells.rows[1]![col]!, /function|native code/);
+    // Other names are read as before, from getters too.
+    const withGetter = new (class { get amount(): number { return 6; } })();
+    assert.deepEqual(tableCells([withGetter], ['amount']).rows, [['6']]);
   });
 
   it('--faults refuses them as unknown kinds', () => {
@@ -104,6 +107,9 @@ describe('a live catalog naming something other than codes', () => {
       await assert.rejects(client.catalog(), (e: unknown) => e instanceof ProtocolError && e.message.includes(JSON.stringify(code)), code);
       await assert.rejects(sync(client, undefined, { out: join(dir, 'out') }), ProtocolError, code);
     }
+    const noCode = { status: 200, body: { code: 200, message: 'success', errors: [], body: { schemaVersion: '1', sections: [{ code: 'S2', datasets: [{ available: true }] }] } } };
+    server.gets.set('/exports/catalog', noCode);
+    await assert.rejects(client.catalog(), (e: unknown) => e instanceof ProtocolError && /names nothing where a code/.test(e.message));
     const left = await readdir(dir, { recursive: true });
     assert.deepEqual(left.filter((f) => f.endsWith('.ndjson')), []);
     server.gets.set('/exports/catalog', catalog('D23'));
