@@ -125,6 +125,7 @@ class DuckDbStore implements DuckDbSink {
   async open(dataset: SinkDataset): Promise<DatasetState | undefined> {
     const db = await this.#database();
     const table = await this.#loadTable(db.writer.connection, dataset);
+    await db.fitColumns(table.stored.size);
     const state = await readState(db.writer.connection, dataset.key, this.target);
     table.hasStateRow = state !== undefined;
     this.#tables.set(dataset.code, table);
@@ -148,6 +149,7 @@ class DuckDbStore implements DuckDbSink {
     if ((table.exists || creating) && !table.stored.has(MISMATCH_COLUMN)) added.push(MISMATCH);
     const columns = creating ? creationOrder(added, latest.values(), table.key) : [...table.stored.values(), ...added];
     try {
+      await db.fitColumns(columns.length);
       const { fresh, stored } = await this.#sortRows(db, table, latest, creating);
       await writePage(db.writer, {
         homeless: table.shape.homeless,

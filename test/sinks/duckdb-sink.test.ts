@@ -403,6 +403,63 @@ describe('commits', () => {
   });
 });
 
+/** A row of a dataset of 100 fields (text, integers, instants): version 2 of a row has newer values. */
+function wideRow(n: number, version: number): Record<string, unknown> {
+  const row: Record<string, unknown> = { public_id: `W${n}`, updated_at: new Date(Date.UTC(2025, 0, 1) + n * 1000 + version * 86_400_000).toISOString() };
+  for (let k = 0; k < 98; k += 1) {
+    row[`f${k}`] = k % 3 === 0 ? `text ${(n * (k + 1)) % 977} v${version}` : k % 3 === 1 ? n * k + version : new Date(Date.UTC(2020, 0, 1) + n * 7000 + version).toISOString();
+  }
+  return row;
+}
+
+describe('wide tables', () => {
+  test('a table of 100 columns: pages of 3,000 rows commit and merge, a crash leaves its log, and opening the file again replays it', async () => {
+    // DuckDB commits and checkpoints a table with blocks of each of its columns pinned at once:
+    // under a memory limit fit for narrow tables, these pages fail, and so does replaying them.
+    const path = newFile();
+    const script = `const { duckdbSink } = await import(${JSON.stringify(SINK_MODULE)});
+      ${wideRow.toString()}
+      const ds = ${JSON.stringify(dataset('D99'))};
+      const sink = duckdbSink({ path: ${JSON.stringify(path)} });
+      await sink.open(ds);
+      const page = (from, version) => Array.from({ length: 3000 }, (_, i) => wideRow(from + i, version));
+      for (const [rows, value] of [[page(0, 1), 'one'], [page(3000, 1), 'two'], [page(0, 2), 'three']]) {
+        await sink.commit({ dataset: ds, rows, state: { version: 1, dataset: 'D99', highWater: { value, ids: [] }, load: null } });
+      }
+      process.stdout.write('committed\\n');
+      process.kill(process.pid, 'SIGKILL');`;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(child.stdout, 'committed\n', child.stderr);
+    assert.equal(child.signal, 'SIGKILL');
+    assert.ok(statSync(`${path}.wal`).size > 0, 'the crash left the log to replay');
+
+    const sink = duckdbSink({ path });
+    try {
+      const ds = dataset('D99');
+      assert.equal((await sink.open(ds))?.highWater?.value, 'three');
+      const columns = await sink.query(`SELECT column_name AS c FROM duckdb_columns() WHERE table_name = 'd99'`);
+      assert.equal(columns.length, 101, 'the 100 fields and _mismatched');
+      assert.deepEqual(await sink.query('SELECT count(*) AS n, count(DISTINCT public_id) AS ids FROM d99'), [{ n: 6000n, ids: 6000n }]);
+      // The third page merged: its rows replaced the first page's, every field of them.
+      for (const n of [0, 2999, 3000, 5999]) {
+        const [stored] = await sink.query(`SELECT * EXCLUDE (${MISMATCH_COLUMN}) FROM d99 WHERE public_id = 'W${n}'`);
+        const expected = wideRow(n, n < 3000 ? 2 : 1);
+        assert.deepEqual(Object.keys(stored!), Object.keys(expected));
+        for (const [name, value] of Object.entries(expected)) {
+          const got = stored![name];
+          assert.equal(got instanceof Date ? got.toISOString() : typeof got === 'bigint' ? Number(got) : got, value, `W${n}.${name}`);
+        }
+      }
+      // More pages go in, and the file checkpoints.
+      await sink.commit({ dataset: ds, rows: Array.from({ length: 3000 }, (_, i) => wideRow(6000 + i, 1)), state: state('D99', 'four') });
+      await sink.query('CHECKPOINT');
+      assert.deepEqual(await sink.query('SELECT count(*) AS n FROM d99'), [{ n: 9000n }]);
+    } finally {
+      await sink.close();
+    }
+  });
+});
+
 describe('one row per identity, without an index', () => {
   const at = (day: number) => `2025-01-${String(day).padStart(2, '0')}T00:00:00.000Z`;
   const row = (id: string, day: number | null, amount: number): ExportRow => ({ public_id: id, ...(day === null ? {} : { updated_at: at(day) }), amount });

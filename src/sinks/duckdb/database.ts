@@ -36,6 +36,9 @@ export interface Database {
   readonly writer: Writer;
   /** A second connection for queries: it sees committed rows only, whatever the writer is doing. */
   reader(): Promise<DuckDBConnection>;
+  /** Raises DuckDB's memory limit, if need be, to what writing a table of this many columns
+   * takes (memoryLimitMb). It is never lowered while the database is open. */
+  fitColumns(columns: number): Promise<void>;
   /** Runs `read` on a connection of its own, closed after (what it reads is committed, and a
    * failure there leaves the writer's transaction alone). */
   withConnection<T>(read: (conn: DuckDBConnection) => Promise<T>): Promise<T>;
@@ -45,15 +48,28 @@ export interface Database {
 
 // One thread: pages are small, and DuckDB's worker threads only add hand-offs (and memory) to
 // them. Queries through the sink run on that thread too.
-// 32 MB of buffers: the blocks of the tables are cached, and rows not yet checkpointed held, in
-// that much memory; beyond it DuckDB evicts blocks (the checkpointed ones cost nothing to evict)
-// and writes the others to its temporary folder, owner-only (see privateTempDir). Without a limit
-// DuckDB keeps every block it read or wrote, some 80% of the machine's memory at most.
 // A checkpoint every 48 MB of log rather than 16: each one compresses the last row group again
 // with what was appended since, so fewer of them cost less (on 1,000,000 rows of D07: about a
 // tenth of the sink's CPU time), and the rows they hold meanwhile may be written out to the
 // temporary folder rather than kept in memory.
-const SETTINGS: Record<string, string> = { threads: '1', memory_limit: '32MB', checkpoint_threshold: '48MB' };
+const SETTINGS: Record<string, string> = { threads: '1', checkpoint_threshold: '48MB' };
+
+// The memory limit. Within it the blocks of the tables are cached and rows not yet checkpointed
+// held; beyond it DuckDB evicts blocks (the checkpointed ones cost nothing to evict) and writes
+// the others to its temporary folder, owner-only (see privateTempDir). Without a limit DuckDB
+// keeps every block it read or wrote, some 80% of the machine's memory at most.
+// A commit and a checkpoint pin blocks of every column of a table at once: short of memory for
+// them, the commit fails ("failed to pin block"), or the checkpoint does, which ends the
+// database's use in this process. With 1,000,000 rows committed 5,000 at a time, 1.5 MB a column
+// was enough for tables of 24 to 100 columns, and a table of 12 needed 20 MB (16 failed): so 2 MB
+// a column of the widest table written, and 32 MB at least (what 16 columns or fewer get).
+const MIN_MEMORY_MB = 32;
+const MEMORY_MB_PER_COLUMN = 2;
+
+/** DuckDB's memory limit for writing tables of at most this many columns, in MB. */
+export function memoryLimitMb(columns: number): number {
+  return Math.max(MIN_MEMORY_MB, Math.ceil(columns * MEMORY_MB_PER_COLUMN));
+}
 
 // Shared by every copy of this module a process may load (sources and build alike).
 const OPEN_FILES: Set<string> = ((globalThis as Record<symbol, unknown>)[Symbol.for('lender-streams.duckdb-open-files')] ??= new Set<string>()) as Set<string>;
@@ -67,12 +83,10 @@ export async function openDatabase(path: string): Promise<Database> {
   if (OPEN_FILES.has(claim)) throw new DuckDbLockedError(file, { thisProcess: true });
   OPEN_FILES.add(claim);
   let instance: DuckDBInstance | undefined;
+  let memoryMb = MIN_MEMORY_MB;
   let writer: DuckDBConnection | undefined;
   try {
-    const { DuckDBInstance } = await import('@duckdb/node-api');
-    instance = await DuckDBInstance.create(file, SETTINGS).catch((error: unknown) => {
-      throw openError(file, error);
-    });
+    ({ instance, memoryMb } = await createInstance(file));
     await makePrivate(file);
     await makePrivate(walOf(file));
     await privateTempDir(file);
@@ -96,6 +110,12 @@ export async function openDatabase(path: string): Promise<Database> {
     async reader() {
       reader ??= await db.connect();
       return reader;
+    },
+    async fitColumns(columns) {
+      const needed = memoryLimitMb(columns);
+      if (needed <= memoryMb) return;
+      await conn.run(`SET memory_limit = '${needed}MB'`);
+      memoryMb = needed;
     },
     async withConnection(read) {
       const conn = await db.connect();
@@ -122,6 +142,27 @@ export async function openDatabase(path: string): Promise<Database> {
       }
     },
   };
+}
+
+// Opening a file replays the log a crash left, whose rows must fit as a commit's do: a log of a
+// table too wide for the least limit is replayed again with a larger one.
+const OPEN_MEMORY_MB = [MIN_MEMORY_MB, 256, 2048];
+
+async function createInstance(file: string): Promise<{ instance: DuckDBInstance; memoryMb: number }> {
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  for (let i = 0; ; i += 1) {
+    const memoryMb = OPEN_MEMORY_MB[i]!;
+    try {
+      return { instance: await DuckDBInstance.create(file, { ...SETTINGS, memory_limit: `${memoryMb}MB` }), memoryMb };
+    } catch (error) {
+      if (i === OPEN_MEMORY_MB.length - 1 || !isShortOfMemory(error)) throw openError(file, error);
+    }
+  }
+}
+
+/** DuckDB's refusal of a block beyond its memory limit. */
+function isShortOfMemory(error: unknown): boolean {
+  return /failed to pin block|could not allocate block/.test(messageOf(error));
 }
 
 export function walOf(file: string): string {
