@@ -13,7 +13,7 @@ import {
   describeChange, initialColumns, keyColumn, latestByIdentity, MISMATCH_COLUMN, TableShape, type ShapeChange,
 } from './columns.ts';
 import { readColumns, readKeys, readState } from './duckdb/catalog.ts';
-import { DuckDbLockedError, isOneSelect, messageOf, openDatabase, type Database } from './duckdb/database.ts';
+import { DuckDbLockedError, isOneSelect, isShortOfMemory, messageOf, openDatabase, type Database } from './duckdb/database.ts';
 import type { Writer } from './duckdb/writer.ts';
 import { appendRows, rowsToObserve } from './duckdb/append-rows.ts';
 import { KeySet } from './duckdb/key-set.ts';
@@ -132,7 +132,8 @@ class DuckDbStore implements DuckDbSink {
     return state;
   }
 
-  async commit({ dataset, rows, state }: SinkPage): Promise<void> {
+  async commit(page: SinkPage): Promise<void> {
+    const { dataset, rows, state } = page;
     const table = this.#tables.get(dataset.code);
     if (table === undefined) throw new SinkError(`commit of ${dataset.code} without open()`);
     const db = await this.#database();
@@ -160,8 +161,13 @@ class DuckDbStore implements DuckDbSink {
     } catch (error) {
       // The shape may name columns the rolled-back transaction did not add: read the table again.
       this.#tables.set(dataset.code, await this.#loadTable(db.writer.connection, dataset).catch(() => table));
-      throw error instanceof SinkError ? error
-        : new SinkError(`DuckDB could not store a page of ${dataset.code} in ${this.location(dataset)}: ${messageOf(error)}`, { cause: error });
+      if (error instanceof SinkError) throw error;
+      // Large values take memory in proportion (a page of 1,000 rows of 20 kB of text did not
+      // fit in 32 MB): the page is tried again, rolled back, with twice the memory.
+      const short = isShortOfMemory(error);
+      if (short && (await db.raiseMemory())) return this.commit(page);
+      throw new SinkError(`DuckDB could not store a page of ${dataset.code} in ${this.location(dataset)}: ${messageOf(error)}` +
+        (short ? ` (with a memory limit of ${db.memoryMb} MB, half this machine's memory)` : ''), { cause: error });
     }
     table.stored = new Map(columns.map((c) => [c.name, c]));
     table.exists ||= creating;

@@ -18,6 +18,7 @@ import { Agent, request } from 'undici';
 import type { ExportRow } from '../../src/core/types.ts';
 import { canonicalJson } from '../../src/exports/highwater.ts';
 import type { DatasetState } from '../../src/exports/state.ts';
+import { Rng } from '../../src/prng.ts';
 import { fits, initialColumns, MISMATCH_COLUMN, rowValues, TableShape } from '../../src/sinks/columns.ts';
 import { appendRows, isInstant, ROWS_PER_TURN, rowsToObserve } from '../../src/sinks/duckdb/append-rows.ts';
 import { KeySet } from '../../src/sinks/duckdb/key-set.ts';
@@ -454,6 +455,44 @@ describe('wide tables', () => {
       await sink.commit({ dataset: ds, rows: Array.from({ length: 3000 }, (_, i) => wideRow(6000 + i, 1)), state: state('D99', 'four') });
       await sink.query('CHECKPOINT');
       assert.deepEqual(await sink.query('SELECT count(*) AS n FROM d99'), [{ n: 9000n }]);
+    } finally {
+      await sink.close();
+    }
+  });
+});
+
+describe('large values', () => {
+  test('pages of 1,000 rows of 20 kB of text, appended and merged, go in with the memory they need', async () => {
+    // DuckDB holds such pages in memory as it commits them: 32 MB fit one page, not the next.
+    const rng = new Rng(7);
+    const text = (length: number): string => {
+      let s = '';
+      while (s.length < length) s += rng.next().toString(36).slice(2);
+      return s.slice(0, length);
+    };
+    const sink = duckdbSink({ path: newFile() });
+    try {
+      const ds = dataset('D42');
+      await sink.open(ds);
+      const written = new Map<string, ExportRow>();
+      // The last page has the first page's identities, a day newer: merged.
+      for (const [page, from] of [[0, 0], [1, 1000], [2, 2000], [3, 0]] as const) {
+        const rows = Array.from({ length: 1000 }, (_, i) => ({
+          public_id: `p${from + i}`, updated_at: new Date(Date.UTC(2025, 0, 1 + page)).toISOString(), note: text(20_000),
+        }));
+        for (const row of rows) written.set(row.public_id, row);
+        await sink.commit({ dataset: ds, rows, state: state('D42', String(page)) });
+      }
+      const stored = await sink.query('SELECT public_id, updated_at, note FROM d42');
+      assert.equal(stored.length, 3000);
+      for (const row of stored) {
+        const expected = written.get(row.public_id as string)!;
+        assert.equal((row.updated_at as Date).toISOString(), expected.updated_at, `${row.public_id as string}: its latest version`);
+        assert.equal(row.note, expected.note);
+      }
+      const [{ limit }] = await sink.query("SELECT current_setting('memory_limit') AS limit") as [{ limit: string }];
+      assert.match(limit, /^(\d+(\.\d+)?) MiB$/);
+      assert.ok(Number.parseFloat(limit) > 32, `the memory limit was raised: ${limit}`);
     } finally {
       await sink.close();
     }

@@ -7,6 +7,7 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { closeSync, existsSync, fchmodSync, openSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
 import { chmod, mkdir, realpath } from 'node:fs/promises';
+import { totalmem } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { PRIVATE_MODE } from '../../core/private-files.ts';
 import { SinkError } from '../errors.ts';
@@ -39,6 +40,11 @@ export interface Database {
   /** Raises DuckDB's memory limit, if need be, to what writing a table of this many columns
    * takes (memoryLimitMb). It is never lowered while the database is open. */
   fitColumns(columns: number): Promise<void>;
+  /** Doubles DuckDB's memory limit, up to half the machine's memory: false when it is there
+   * already. For a commit refused for want of memory (isShortOfMemory), tried again after. */
+  raiseMemory(): Promise<boolean>;
+  /** DuckDB's memory limit now, in MB. */
+  readonly memoryMb: number;
   /** Runs `read` on a connection of its own, closed after (what it reads is committed, and a
    * failure there leaves the writer's transaction alone). */
   withConnection<T>(read: (conn: DuckDBConnection) => Promise<T>): Promise<T>;
@@ -102,6 +108,10 @@ export async function openDatabase(path: string): Promise<Database> {
   const db = instance;
   const conn = writer;
   const pages = new Writer(conn, () => ensureLog(file));
+  const setMemory = async (mb: number): Promise<void> => {
+    await conn.run(`SET memory_limit = '${mb}MB'`);
+    memoryMb = mb;
+  };
   let reader: DuckDBConnection | undefined;
   let closed = false;
   return {
@@ -111,11 +121,18 @@ export async function openDatabase(path: string): Promise<Database> {
       reader ??= await db.connect();
       return reader;
     },
+    get memoryMb() {
+      return memoryMb;
+    },
     async fitColumns(columns) {
       const needed = memoryLimitMb(columns);
-      if (needed <= memoryMb) return;
-      await conn.run(`SET memory_limit = '${needed}MB'`);
-      memoryMb = needed;
+      if (needed > memoryMb) await setMemory(needed);
+    },
+    async raiseMemory() {
+      const ceiling = Math.floor(totalmem() / 2 ** 21);
+      if (memoryMb >= ceiling) return false;
+      await setMemory(Math.min(ceiling, memoryMb * 2));
+      return true;
     },
     async withConnection(read) {
       const conn = await db.connect();
@@ -160,9 +177,11 @@ async function createInstance(file: string): Promise<{ instance: DuckDBInstance;
   }
 }
 
-/** DuckDB's refusal of a block beyond its memory limit. */
-function isShortOfMemory(error: unknown): boolean {
-  return /failed to pin block|could not allocate block/.test(messageOf(error));
+/** DuckDB's refusal of a block beyond its memory limit (the statement failed; the database is
+ * still usable, which it is not after a FATAL error). */
+export function isShortOfMemory(error: unknown): boolean {
+  const message = messageOf(error);
+  return /failed to pin block|could not allocate block/.test(message) && !message.startsWith('FATAL');
 }
 
 export function walOf(file: string): string {
