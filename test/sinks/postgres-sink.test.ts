@@ -35,6 +35,7 @@ import { fixture, type Fixture } from '../exports/helpers.ts';
 import { memoryIo } from '../helpers/memory-io.ts';
 import { EVERYTHING, plainWalk } from '../helpers/plain-walk.ts';
 import { adminQuery, createDatabase, startPostgres, type PgCluster, type PgDatabase } from '../helpers/postgres.ts';
+import { runSeed } from '../helpers/resilience.ts';
 
 // ---------------------------------------------------------------- pure parts
 
@@ -276,6 +277,43 @@ describe('PostgreSQL sink on a real cluster', () => {
   async function reference(code: DatasetCode): Promise<ExportRow[]> {
     return plainWalk(f.client, code, code === 'D03' ? EVERYTHING : {});
   }
+
+  test('a text is typed as an instant exactly when PostgreSQL and DuckDB both store it as it is: a day its month has, hours to 23, a year from 1', async () => {
+    // Date.parse takes 2023-02-29 as March 1st: such a value typed as an instant made the page
+    // fail in both databases, at every run.
+    const two = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, '0'));
+    const instant = fc.tuple(fc.integer({ min: 0, max: 9999 }).map((n) => String(n).padStart(4, '0')), two(13), two(32), two(25), two(61), two(61),
+      fc.option(fc.stringMatching(/^\d{1,9}$/), { nil: undefined }))
+      .map(([y, mo, d, h, mi, sec, frac]) => `${y}-${mo}-${d}T${h}:${mi}:${sec}${frac === undefined ? '' : `.${frac}`}Z`);
+    const seed = runSeed();
+    const values = [...new Set([
+      '2024-02-29T00:00:00Z', '2000-02-29T12:00:00.5Z', '2023-02-29T00:00:00Z', '1900-02-29T00:00:00Z', '2024-04-31T00:00:00Z',
+      '2024-12-31T24:00:00Z', '2024-12-31T23:59:60Z', '0000-01-01T00:00:00Z', '0001-01-01T00:00:00Z', '9999-12-31T23:59:59.999999999Z',
+      ...fc.sample(instant, { numRuns: 3000, seed }),
+    ])];
+    const db = await createDatabase(pg);
+    await adminQuery(pg, `CREATE FUNCTION kept(v text) RETURNS boolean LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM v::timestamptz;
+        -- To the second: PostgreSQL rounds a fraction to the microsecond (.9999999 to the next second).
+        RETURN to_char((left(v, 19) || 'Z')::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') = left(v, 19);
+      EXCEPTION WHEN others THEN
+        RETURN false;
+      END $$`, [], db.database);
+    const inPostgres = new Map((await adminQuery<{ v: string; kept: boolean }>(pg, 'SELECT v, kept(v) FROM unnest($1::text[]) v', [values], db.database))
+      .rows.map((r) => [r.v, r.kept]));
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const duck = await (await DuckDBInstance.create(':memory:')).connect();
+    await duck.run("SET TimeZone = 'UTC'");
+    // The values hold digits, '-', ':', 'T', '.' and 'Z' only.
+    const rows = (await duck.runAndReadAll(`SELECT v, strftime(TRY_CAST(v AS TIMESTAMPTZ), '%Y-%m-%dT%H:%M:%S') AS s
+      FROM (VALUES ${values.map((v) => `('${v}')`).join(', ')}) t(v)`)).getRowsJS() as [string, string | null][];
+    const inDuckDb = new Map(rows.map(([v, seconds]) => [v, seconds === v.slice(0, 19)]));
+    duck.closeSync();
+    const wrong = values.filter((v) => fits(v, 'timestamptz') !== (inPostgres.get(v) === true && inDuckDb.get(v) === true));
+    assert.deepEqual(wrong.slice(0, 5).map((v) => `${v} typed ${fits(v, 'timestamptz') ? 'instant' : 'text'}; PostgreSQL ${inPostgres.get(v)}, DuckDB ${inDuckDb.get(v)}`), [], `seed ${seed} (LENDER_SEED replays it)`);
+    assert.ok(values.filter((v) => fits(v, 'timestamptz')).length > 1000, 'many of the values are instants');
+  });
 
   test('sync() of D07, D03 (via) and D16 (content identity) stores exactly the reference walk, D07 typed', async () => {
     const db = await createDatabase(pg);

@@ -3,8 +3,7 @@
 // same values as columns.ts `rowValues` for a table whose shape has observed the rows, without a
 // map per row: this runs for every row synced). Numbers and booleans go in typed; text, instants
 // and JSON as strings, which DuckDB casts to the column's type (instants to the microsecond). How
-// each column is checked and appended is decided once per page, and an instant is checked without
-// Date.parse when its parts are plainly in range (isInstant). Appending is synchronous work on
+// each column is checked and appended is decided once per page. Appending is synchronous work on
 // the event loop (about 2 µs a row), so a group of pages is appended a slice at a time: between
 // slices the next page's response is read and the request after it sent, so the service no
 // longer waits for all of a commit's appends (a 1,000,000-row sync took 1.2x as long without).
@@ -12,7 +11,7 @@ import type { DuckDBAppender } from '@duckdb/node-api';
 import { nextTurn as defaultNextTurn, type NextTurn } from '../../core/next-turn.ts';
 import type { ExportRow } from '../../core/types.ts';
 import { isInheritedName, ownField, withField } from '../../core/own-fields.ts';
-import { fits, isBookkeepingColumn, MISMATCH_COLUMN, ROW_KEY_COLUMN, type TableShape } from '../columns.ts';
+import { fits, isBookkeepingColumn, isInstantText, MISMATCH_COLUMN, ROW_KEY_COLUMN, type TableShape } from '../columns.ts';
 import type { TableColumn } from './sql.ts';
 
 const INT32_MAX = 2 ** 31 - 1;
@@ -86,7 +85,7 @@ export async function appendRows(
       }
       let value = inherited[i] ? ownField(row, names[i]!) : row[names[i]!];
       if (value !== undefined && value !== null &&
-        !(kind === TEXT ? typeof value === 'string' : kind === INSTANT_TEXT ? isInstant(value) : fits(value, types[i]!))) {
+        !(kind === TEXT ? typeof value === 'string' : kind === INSTANT_TEXT ? typeof value === 'string' && isInstantText(value) : fits(value, types[i]!))) {
         mismatched = withField(mismatched, names[i]!, value);
         value = null;
       }
@@ -157,34 +156,12 @@ function appendValue(appender: DuckDBAppender, kind: Kind, value: unknown): void
   }
 }
 
-// An instant as columns.ts types one: seconds, up to 9 digits of fraction, UTC.
-const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
-const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
-/**
- * fits(value, 'timestamptz'), without Date.parse for the instants the service sends (three of
- * D07's columns, for every row): a date and time whose parts are all in range parses, so only
- * the others (day 31 of April, hour 24...) are left to Date.parse, as fits does.
- */
-export function isInstant(value: unknown): boolean {
-  if (typeof value !== 'string' || !INSTANT.test(value)) return false;
-  const month = twoDigits(value, 5);
-  const day = twoDigits(value, 8);
-  if (month >= 1 && month <= 12 && day >= 1 && day <= DAYS_IN_MONTH[month - 1]! &&
-    twoDigits(value, 11) <= 23 && twoDigits(value, 14) <= 59 && twoDigits(value, 17) <= 59) return true;
-  return fits(value, 'timestamptz');
-}
-
-function twoDigits(text: string, at: number): number {
-  return (text.charCodeAt(at) - 48) * 10 + text.charCodeAt(at + 1) - 48;
-}
-
 /**
  * The rows TableShape.observe can learn something from: those with a new field (with a value,
  * no column, and not already known to get none: TableShape.isHomeless), or with a value that does
  * not fit its column. observe does nothing with the others, so observing these alone changes the
- * shape and reports exactly what observing all would, without its Date.parse of every instant of
- * every row.
+ * shape and reports exactly what observing all would, without its work for every value of every
+ * row.
  */
 export function rowsToObserve(shape: TableShape, rows: Iterable<ExportRow>): ExportRow[] {
   const news: ExportRow[] = [];
@@ -194,7 +171,7 @@ export function rowsToObserve(shape: TableShape, rows: Iterable<ExportRow>): Exp
       const value = row[name];
       if (value === null || value === undefined) continue;
       const column = shape.column(name);
-      if (column === undefined ? !shape.isHomeless(name) : !(column.type === 'timestamptz' ? isInstant(value) : fits(value, column.type))) {
+      if (column === undefined ? !shape.isHomeless(name) : !fits(value, column.type)) {
         news.push(row);
         break;
       }
