@@ -259,7 +259,11 @@ export function describeChange(table: string, change: ShapeChange): { kind: 'col
 export function identityOf(dataset: SinkDataset, row: ExportRow): string | undefined {
   const id = row.public_id;
   if (typeof id !== 'string' || id === '') return undefined;
-  return dataset.identity === 'content' ? contentRowKey(row) : id;
+  const key = dataset.identity === 'content' ? contentRowKey(row) : id;
+  // A lone surrogate (a text cut inside an emoji) has no UTF-8 form: the databases store U+FFFD
+  // in its place. The identity is the text as stored, else two ids stored alike would be two
+  // identities, and a stored id read back would not match the one it was written from.
+  return key.isWellFormed() ? key : key.toWellFormed();
 }
 
 /**

@@ -22,6 +22,7 @@ import {
   type TableColumn,
 } from './duckdb/sql.ts';
 import { SinkError } from './errors.ts';
+import { storableJson } from './json-text.ts';
 import type { Sink, SinkDataset, SinkNotice, SinkPage } from './sink.ts';
 
 export { DuckDbLockedError };
@@ -154,7 +155,7 @@ class DuckDbStore implements DuckDbSink {
       const { fresh, stored } = await this.#sortRows(db, table, latest, creating);
       await writePage(db.writer, {
         homeless: table.shape.homeless,
-        table, columns, fresh, stored, stateSql: saveStateSql(dataset.key, JSON.stringify(state), table.hasStateRow),
+        table, columns, fresh, stored, stateSql: saveStateSql(dataset.key, storableJson(state), table.hasStateRow),
         ddl: creating ? [createTableSql(table.name, columns)] : added.map((c) => addColumnSql(table.name, c)),
         cursor: dataset.cursorField,
       });

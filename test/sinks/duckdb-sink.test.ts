@@ -572,6 +572,36 @@ describe('one row per identity, without an index', () => {
     }
   });
 
+  test('a lone surrogate (a text cut inside an emoji) is stored as U+FFFD: ids stored alike are one identity, in a page, across pages and after a reopen', async () => {
+    const path = newFile();
+    const ds = dataset('D46');
+    const mark = (value: string, ids: string[]): DatasetState => ({ ...state('D46', value), highWater: { value, ids } });
+    const first = duckdbSink({ path });
+    try {
+      await first.open(ds);
+      await first.commit({ dataset: ds, rows: [
+        { public_id: 'x\ud83d', updated_at: '2025-01-01T00:00:01Z', v: 'one', j: { 'k\ud83d': ['a\udc00'] } },
+        { public_id: 'x\ud83e', updated_at: '2025-01-01T00:00:02Z', v: 'two', j: null },
+        { public_id: 'y', updated_at: '2025-01-01T00:00:02Z', v: 'y\ud83d', j: { k: 'b\ud83d' } },
+      ], state: mark('2025-01-01T00:00:02Z', ['x\ud83e', 'y']) });
+      await first.commit({ dataset: ds, rows: [{ public_id: 'x\udc00', updated_at: '2025-01-01T00:00:00Z', v: 'older' }], state: mark('2025-01-01T00:00:02Z', ['x\ud83e', 'y']) });
+    } finally {
+      await first.close();
+    }
+    const second = duckdbSink({ path });
+    try {
+      assert.deepEqual((await second.open(ds))?.highWater, { value: '2025-01-01T00:00:02Z', ids: ['x\ufffd', 'y'] });
+      await second.commit({ dataset: ds, rows: [{ public_id: 'x\ud83d', updated_at: '2025-01-01T00:00:03Z', v: 'three' }], state: mark('2025-01-01T00:00:03Z', ['x\ud83d']) });
+      const rows = await second.query(`SELECT public_id, v, CAST(j AS VARCHAR) AS j FROM d46 ORDER BY 1`);
+      assert.deepEqual(rows.map((r) => ({ ...r, j: r.j === null ? null : JSON.parse(r.j as string) as unknown })), [
+        { public_id: 'x\ufffd', v: 'three', j: null },
+        { public_id: 'y', v: 'y\ufffd', j: { k: 'b\ufffd' } },
+      ]);
+    } finally {
+      await second.close();
+    }
+  });
+
   test('identities of any text are read back from the table: digits, colons, accents, emoji, empty-looking', async () => {
     const path = newFile();
     const ds = dataset('D07');

@@ -581,6 +581,33 @@ describe('PostgreSQL sink on a real cluster', () => {
     }
   });
 
+  test('a lone surrogate (a text cut inside an emoji) is stored as U+FFFD, JSON and state included: ids stored alike are one identity, in a page and across pages', async () => {
+    const db = await createDatabase(pg);
+    const ds = dataset('D46');
+    const mark = (value: string, ids: string[]): DatasetState => ({ ...stateOf('D46', value), highWater: { value, ids } });
+    const sink = postgresSink({ connectionString: db.url, env: db.env });
+    try {
+      await sink.open(ds);
+      await sink.commit({ dataset: ds, rows: [
+        { public_id: 'x\ud83d', updated_at: at(1), v: 'one', j: { 'k\ud83d': ['a\udc00'] } },
+        { public_id: 'x\ud83e', updated_at: at(2), v: 'two', j: null },
+        { public_id: 'y', updated_at: at(2), v: 'y\ud83d', j: { k: 'b\ud83d', n: 1 } },
+        { public_id: 'z', updated_at: at(2), v: { t: 'c\ud83d' }, j: null },
+      ], state: mark(at(2), ['x\ud83e', 'y']) });
+      await sink.commit({ dataset: ds, rows: [{ public_id: 'x\udc00', updated_at: at(0), v: 'older' }], state: mark(at(2), ['x\ud83e', 'y']) });
+      await sink.commit({ dataset: ds, rows: [{ public_id: 'x\ud83d', updated_at: at(3), v: 'three' }], state: mark(at(3), ['x\ud83d']) });
+      assert.deepEqual((await sink.open(ds))?.highWater, { value: at(3), ids: ['x\ufffd'] });
+      const rows = await adminQuery(pg, 'SELECT public_id, v, j, _mismatched AS m FROM lender.d46 ORDER BY 1', [], db.database);
+      assert.deepEqual(rows.rows, [
+        { public_id: 'x\ufffd', v: 'three', j: null, m: null },
+        { public_id: 'y', v: 'y\ufffd', j: { k: 'b\ufffd', n: 1 }, m: null },
+        { public_id: 'z', v: null, j: null, m: { v: { t: 'c\ufffd' } } },
+      ]);
+    } finally {
+      await sink.close();
+    }
+  });
+
   test('text and JSON with tabs, newlines, backslashes, quotes and non-ASCII come back exactly; a NUL fails the commit whole', async () => {
     const db = await createDatabase(pg);
     const ds = dataset('D44');

@@ -12,6 +12,7 @@ import { nextTurn as defaultNextTurn, type NextTurn } from '../../core/next-turn
 import type { ExportRow } from '../../core/types.ts';
 import { isInheritedName, ownField, withField } from '../../core/own-fields.ts';
 import { fits, isBookkeepingColumn, isInstantText, MISMATCH_COLUMN, ROW_KEY_COLUMN, type TableShape } from '../columns.ts';
+import { storableJson } from '../json-text.ts';
 import type { TableColumn } from './sql.ts';
 
 const INT32_MAX = 2 ** 31 - 1;
@@ -124,7 +125,7 @@ function appendBookkeeping(appender: DuckDBAppender, kind: Kind, id: string): vo
 
 function appendMismatched(appender: DuckDBAppender, mismatched: Record<string, unknown> | null): void {
   if (mismatched === null) appender.appendNull();
-  else appender.appendVarchar(JSON.stringify(mismatched));
+  else appender.appendVarchar(storableJson(mismatched));
 }
 
 /** A value that fits its column, or NULL. Numbers and booleans go in typed; text, instants, JSON
@@ -149,7 +150,7 @@ function appendValue(appender: DuckDBAppender, kind: Kind, value: unknown): void
       appender.appendBoolean(value as boolean);
       return;
     case JSON_TEXT:
-      appender.appendVarchar(JSON.stringify(value));
+      appender.appendVarchar(storableJson(value));
       return;
     default:
       appender.appendVarchar(typeof value === 'string' ? value : String(value));

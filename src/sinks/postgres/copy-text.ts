@@ -2,6 +2,7 @@
 // tabs, \N for NULL, and backslash, newline, carriage return and tab escaped with a backslash.
 // Everything else goes through as UTF-8, which is what makes COPY the fast way in.
 import type { ColumnType } from '../columns.ts';
+import { storableJson } from '../json-text.ts';
 
 /** A value PostgreSQL cannot store: a NUL character in text or JSON. */
 export class UnstorableValueError extends Error {
@@ -32,7 +33,7 @@ export function copyField(value: unknown, type: ColumnType): string {
     case 'text':
       return escapeText(String(value));
     case 'json': {
-      const json = JSON.stringify(value);
+      const json = storableJson(value);
       // JSONB refuses the escape \u0000 as PostgreSQL text refuses the character itself.
       if (ESCAPED_NUL.test(json)) throw new UnstorableValueError('PostgreSQL cannot store the NUL character (\\u0000) in text or JSON');
       return escapeText(json);

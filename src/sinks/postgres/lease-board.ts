@@ -10,6 +10,7 @@ import type { ExportRow } from '../../core/types.ts';
 import { processAlive } from '../../exports/lock-holder.ts';
 import type { DatasetState } from '../../exports/state.ts';
 import { LeaseLostError, type Claim, type JoinedLoad, type LeaseBoard, type LoadParts, type PartPlan } from '../shared-load.ts';
+import { storableJson } from '../json-text.ts';
 import type { SinkDataset } from '../sink.ts';
 import { qualified } from './sql.ts';
 import type { PgStore } from './store.ts';
@@ -84,7 +85,7 @@ export class PgLeaseBoard implements LeaseBoard {
         // One statement for all parts: an initial load of a via dataset has a part per month.
         await q.query(
           `INSERT INTO ${this.#parts} (key, load_id, part, plan) SELECT $1, $2, ord - 1, p FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS t(p, ord)`,
-          [dataset.key, loadId, JSON.stringify(next.parts)]);
+          [dataset.key, loadId, storableJson(next.parts)]);
         return { loadId, mode: next.mode };
       });
       if (joined !== undefined) return joined;
@@ -148,7 +149,7 @@ export class PgLeaseBoard implements LeaseBoard {
            completions = completions + CASE WHEN $9 THEN 1 ELSE 0 END,
            finished_by = CASE WHEN $9 THEN $4 ELSE finished_by END
          WHERE key = $1 AND load_id = $2 AND part = $3 AND owner = $4`,
-        [dataset.key, claim.loadId, claim.part, this.worker, JSON.stringify(state), done ? 0 : 1, rows.length, this.leaseMs, done]);
+        [dataset.key, claim.loadId, claim.part, this.worker, storableJson(state), done ? 0 : 1, rows.length, this.leaseMs, done]);
     });
   }
 

@@ -22,6 +22,7 @@ import {
   describeChange, initialColumns, isBookkeepingColumn, keyColumn, MISMATCH_COLUMN, ROW_KEY_COLUMN, TableShape, type Column,
 } from '../columns.ts';
 import { SinkError } from '../errors.ts';
+import { storableJson } from '../json-text.ts';
 import type { SinkDataset, SinkNotice } from '../sink.ts';
 import { UnstorableValueError } from './copy-text.ts';
 import { encodePage, type EncodedPage } from './encode-page.ts';
@@ -192,7 +193,7 @@ export class PgTransaction {
   /** Saves a state document under `key` (a dataset's state: its code); sent with the commit. */
   async saveState(key: string, state: DatasetState): Promise<void> {
     // Inlined (dollar-quoted) rather than a parameter, so it can wait in the batch.
-    this.#defer(saveStateSql(qualified(this.#store.schema, STATE_TABLE), dollarQuoted(key), dollarQuoted(JSON.stringify(state))), 'saving the state');
+    this.#defer(saveStateSql(qualified(this.#store.schema, STATE_TABLE), dollarQuoted(key), dollarQuoted(storableJson(state))), 'saving the state');
   }
 
   /** The state saved under `key`, as this transaction sees it (with a lock on the row when
