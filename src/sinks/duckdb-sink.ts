@@ -7,6 +7,7 @@
 // DuckDB's appender, and rows of stored ones are staged and merged (sql.ts mergeSql).
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { resolve } from 'node:path';
+import { withField } from '../core/own-fields.ts';
 import type { ExportRow } from '../core/types.ts';
 import type { DatasetState } from '../exports/state.ts';
 import {
@@ -181,7 +182,13 @@ class DuckDbStore implements DuckDbSink {
     const reader = await db.reader();
     try {
       const result = await reader.runAndReadAll(sql);
-      return result.getRowObjectsJS() as Record<string, unknown>[];
+      // Rows made here, not by getRowObjectsJS: a column named __proto__ is a field of them.
+      const names = result.columnNames();
+      return result.getRowsJS().map((values) => {
+        const row: Record<string, unknown> = {};
+        values.forEach((value, i) => withField(row, names[i]!, value));
+        return row;
+      });
     } catch (error) {
       throw new SinkError(`DuckDB could not run the query on ${this.target}: ${messageOf(error)}`, { cause: error });
     } finally {

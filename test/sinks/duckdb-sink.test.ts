@@ -375,6 +375,20 @@ describe('commits', () => {
     }
   });
 
+  test('query() gives a column named __proto__ or toString as a field of its row', async () => {
+    const sink = duckdbSink({ path: newFile() });
+    try {
+      const ds = dataset('D47');
+      await sink.open(ds);
+      await sink.commit({ dataset: ds, rows: [JSON.parse('{"public_id":"a","updated_at":"2025-01-01T00:00:00Z","__proto__":1,"toString":2}') as ExportRow], state: state('D47', 'one') });
+      const [row] = await sink.query('SELECT "__proto__", "toString", public_id FROM d47');
+      assert.deepEqual(Object.entries(row!), [['__proto__', 1n], ['toString', 2n], ['public_id', 'a']]);
+      assert.equal(Object.getPrototypeOf(row), Object.prototype);
+    } finally {
+      await sink.close();
+    }
+  });
+
   test('a date its month does not have is text, not an instant: the pages go in, the value kept', async () => {
     const sink = duckdbSink({ path: newFile() });
     try {
