@@ -14,7 +14,7 @@ import {
   describeChange, initialColumns, keyColumn, latestByIdentity, MISMATCH_COLUMN, TableShape, type ShapeChange,
 } from './columns.ts';
 import { readColumns, readKeys, readState } from './duckdb/catalog.ts';
-import { DuckDbLockedError, isOneSelect, isShortOfMemory, messageOf, openDatabase, type Database } from './duckdb/database.ts';
+import { DuckDbLockedError, isOneSelect, isShortOfMemory, memoryCeilingMb, messageOf, openDatabase, type Database } from './duckdb/database.ts';
 import type { Writer } from './duckdb/writer.ts';
 import { appendRows, rowsToObserve } from './duckdb/append-rows.ts';
 import { KeySet } from './duckdb/key-set.ts';
@@ -95,6 +95,10 @@ class DuckDbStore implements DuckDbSink {
   #holds = 0;
   #closing = false;
   readonly #tables = new Map<string, Table>();
+  /** The datasets opened, to read their tables again when the database is. */
+  readonly #datasets = new Map<string, SinkDataset>();
+  /** The memory limit the database is opened with (MB), once a commit needed more than the least. */
+  #memoryMb: number | undefined;
   /** Notices already given: each once per run. */
   readonly #told = new Set<string>();
   /** Something other than a SELECT ran through query(): the writer's open transaction began
@@ -131,6 +135,7 @@ class DuckDbStore implements DuckDbSink {
     const state = await readState(db.writer.connection, dataset.key, this.target);
     table.hasStateRow = state !== undefined;
     this.#tables.set(dataset.code, table);
+    this.#datasets.set(dataset.code, dataset);
     return state;
   }
 
@@ -161,15 +166,22 @@ class DuckDbStore implements DuckDbSink {
         cursor: dataset.cursorField,
       });
     } catch (error) {
+      const short = !(error instanceof SinkError) && isShortOfMemory(error);
+      const more = Math.min(memoryCeilingMb(), db.memoryMb * 2);
+      if (short && more > db.memoryMb) {
+        // Large values take memory in proportion: a page of 1,000 rows of 20 kB of text did not
+        // fit in 32 MB. A database whose commit was refused is not sound to go on with (the same
+        // page committed again there, a checkpoint later found a column's row count wrong), nor
+        // after a FATAL checkpoint: it is opened again, its log replayed, with twice the memory,
+        // and the page committed again (if it had been, its rows merge over themselves).
+        await this.#reopen(more);
+        return this.commit(page);
+      }
       // The shape may name columns the rolled-back transaction did not add: read the table again.
       this.#tables.set(dataset.code, await this.#loadTable(db.writer.connection, dataset).catch(() => table));
-      if (error instanceof SinkError) throw error;
-      // Large values take memory in proportion (a page of 1,000 rows of 20 kB of text did not
-      // fit in 32 MB): the page is tried again, rolled back, with twice the memory.
-      const short = isShortOfMemory(error);
-      if (short && (await db.raiseMemory())) return this.commit(page);
-      throw new SinkError(`DuckDB could not store a page of ${dataset.code} in ${this.location(dataset)}: ${messageOf(error)}` +
-        (short ? ` (with a memory limit of ${db.memoryMb} MB, half this machine's memory)` : ''), { cause: error });
+      throw error instanceof SinkError ? error
+        : new SinkError(`DuckDB could not store a page of ${dataset.code} in ${this.location(dataset)}: ${messageOf(error)}` +
+          (short ? ` (with a memory limit of ${db.memoryMb} MB, half the memory this process may use)` : ''), { cause: error });
     }
     table.stored = new Map(columns.map((c) => [c.name, c]));
     table.exists ||= creating;
@@ -190,6 +202,13 @@ class DuckDbStore implements DuckDbSink {
         return row;
       });
     } catch (error) {
+      // A SELECT refused for want of memory (one over large values, say) changed nothing: it
+      // runs again with twice the limit.
+      const more = Math.min(memoryCeilingMb(), db.memoryMb * 2);
+      if (isShortOfMemory(error) && !messageOf(error).startsWith('FATAL') && more > db.memoryMb && (await isOneSelect(reader, sql))) {
+        await db.fitMemory(more);
+        return this.query(sql);
+      }
       throw new SinkError(`DuckDB could not run the query on ${this.target}: ${messageOf(error)}`, { cause: error });
     } finally {
       // Anything but one SELECT may have written rows the key sets do not know: they are read
@@ -261,8 +280,23 @@ class DuckDbStore implements DuckDbSink {
     };
   }
 
+  /** Closes the database without its checkpoint, and opens it again with `memoryMb`: replaying
+   * its log leaves what was committed. The tables are read again. */
+  async #reopen(memoryMb: number): Promise<void> {
+    const opening = this.#opening;
+    this.#opening = undefined;
+    this.#memoryMb = memoryMb;
+    await (await opening?.catch(() => undefined))?.close({ checkpoint: false });
+    const db = await this.#database();
+    for (const [code, dataset] of this.#datasets) {
+      const table = await this.#loadTable(db.writer.connection, dataset);
+      await db.fitColumns(table.stored.size);
+      this.#tables.set(code, table);
+    }
+  }
+
   #database(): Promise<Database> {
-    this.#opening ??= openDatabase(this.target).catch((error: unknown) => {
+    this.#opening ??= openDatabase(this.target, { memoryMb: this.#memoryMb }).catch((error: unknown) => {
       this.#opening = undefined;
       throw error;
     });
@@ -274,6 +308,8 @@ class DuckDbStore implements DuckDbSink {
     this.#opening = undefined;
     this.#closing = false;
     this.#tables.clear();
+    this.#datasets.clear();
+    this.#memoryMb = undefined;
     const db = await opening?.catch(() => undefined);
     await db?.close();
   }

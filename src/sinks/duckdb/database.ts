@@ -40,16 +40,16 @@ export interface Database {
   /** Raises DuckDB's memory limit, if need be, to what writing a table of this many columns
    * takes (memoryLimitMb). It is never lowered while the database is open. */
   fitColumns(columns: number): Promise<void>;
-  /** Doubles DuckDB's memory limit, up to half the machine's memory: false when it is there
-   * already. For a commit refused for want of memory (isShortOfMemory), tried again after. */
-  raiseMemory(): Promise<boolean>;
+  /** Raises DuckDB's memory limit to `memoryMb`, if it is lower. */
+  fitMemory(memoryMb: number): Promise<void>;
   /** DuckDB's memory limit now, in MB. */
   readonly memoryMb: number;
   /** Runs `read` on a connection of its own, closed after (what it reads is committed, and a
    * failure there leaves the writer's transaction alone). */
   withConnection<T>(read: (conn: DuckDBConnection) => Promise<T>): Promise<T>;
-  /** Checkpoints (so the file holds everything and the log is gone) and closes. */
-  close(): Promise<void>;
+  /** Checkpoints (so the file holds everything and the log is gone) and closes; without the
+   * checkpoint when `checkpoint` is false (the log is replayed at the next open). */
+  close(options?: { checkpoint?: boolean }): Promise<void>;
 }
 
 // One thread: pages are small, and DuckDB's worker threads only add hand-offs (and memory) to
@@ -77,11 +77,20 @@ export function memoryLimitMb(columns: number): number {
   return Math.max(MIN_MEMORY_MB, Math.ceil(columns * MEMORY_MB_PER_COLUMN));
 }
 
+/** The most memory a sink gives DuckDB, in MB (DuckDB's: 10^6 bytes): half of what the process
+ * may use (its container's limit, when it has one), never under the least limit. */
+export function memoryCeilingMb(): number {
+  const machine = totalmem();
+  const allowed = process.constrainedMemory?.() ?? 0;
+  return Math.max(MIN_MEMORY_MB, Math.floor((allowed > 0 && allowed < machine ? allowed : machine) / 2 / 1e6));
+}
+
 // Shared by every copy of this module a process may load (sources and build alike).
 const OPEN_FILES: Set<string> = ((globalThis as Record<symbol, unknown>)[Symbol.for('lender-streams.duckdb-open-files')] ??= new Set<string>()) as Set<string>;
 
-/** Opens (creating it, and its folder, if missing) the database file for writing. */
-export async function openDatabase(path: string): Promise<Database> {
+/** Opens (creating it, and its folder, if missing) the database file for writing, with a memory
+ * limit of `memoryMb` (MIN_MEMORY_MB by default). */
+export async function openDatabase(path: string, { memoryMb: wanted = MIN_MEMORY_MB }: { memoryMb?: number } = {}): Promise<Database> {
   const file = resolve(path);
   await mkdir(dirname(file), { recursive: true });
   // The claim names the file whatever path led to it (a symlinked folder, a relative path).
@@ -89,13 +98,13 @@ export async function openDatabase(path: string): Promise<Database> {
   if (OPEN_FILES.has(claim)) throw new DuckDbLockedError(file, { thisProcess: true });
   OPEN_FILES.add(claim);
   let instance: DuckDBInstance | undefined;
-  let memoryMb = MIN_MEMORY_MB;
+  let memoryMb = Math.min(wanted, memoryCeilingMb());
   let writer: DuckDBConnection | undefined;
   try {
-    ({ instance, memoryMb } = await createInstance(file));
+    await privateTempDir(file);
+    instance = await createInstance(file, memoryMb);
     await makePrivate(file);
     await makePrivate(walOf(file));
-    await privateTempDir(file);
     writer = await instance.connect();
     ensureLog(file);
     await writer.run(stateTableSql());
@@ -108,9 +117,10 @@ export async function openDatabase(path: string): Promise<Database> {
   const db = instance;
   const conn = writer;
   const pages = new Writer(conn, () => ensureLog(file));
-  const setMemory = async (mb: number): Promise<void> => {
-    await conn.run(`SET memory_limit = '${mb}MB'`);
-    memoryMb = mb;
+  const fitMemory = async (needed: number): Promise<void> => {
+    if (needed <= memoryMb) return;
+    await conn.run(`SET memory_limit = '${needed}MB'`);
+    memoryMb = needed;
   };
   let reader: DuckDBConnection | undefined;
   let closed = false;
@@ -125,15 +135,9 @@ export async function openDatabase(path: string): Promise<Database> {
       return memoryMb;
     },
     async fitColumns(columns) {
-      const needed = memoryLimitMb(columns);
-      if (needed > memoryMb) await setMemory(needed);
+      await fitMemory(memoryLimitMb(columns));
     },
-    async raiseMemory() {
-      const ceiling = Math.floor(totalmem() / 2 ** 21);
-      if (memoryMb >= ceiling) return false;
-      await setMemory(Math.min(ceiling, memoryMb * 2));
-      return true;
-    },
+    fitMemory,
     async withConnection(read) {
       const conn = await db.connect();
       try {
@@ -142,13 +146,13 @@ export async function openDatabase(path: string): Promise<Database> {
         conn.closeSync();
       }
     },
-    async close() {
+    async close({ checkpoint = true } = {}) {
       if (closed) return;
       closed = true;
       try {
         await pages.end();
         // Done here, asynchronously: closing would otherwise checkpoint on the event loop's thread.
-        await conn.run('CHECKPOINT').catch(() => undefined);
+        if (checkpoint) await conn.run('CHECKPOINT').catch(() => undefined);
       } finally {
         reader?.closeSync();
         conn.closeSync();
@@ -161,27 +165,40 @@ export async function openDatabase(path: string): Promise<Database> {
   };
 }
 
-// Opening a file replays the log a crash left, whose rows must fit as a commit's do: a log of a
-// table too wide for the least limit is replayed again with a larger one.
-const OPEN_MEMORY_MB = [MIN_MEMORY_MB, 256, 2048];
-
-async function createInstance(file: string): Promise<{ instance: DuckDBInstance; memoryMb: number }> {
+/**
+ * DuckDB on the file with a memory limit of `memoryMb`. Opening replays the log a crash left,
+ * whose rows must fit as a commit's do: a log of pages too large for that limit is replayed with
+ * eight times as much (up to the ceiling) and checkpointed into the file while DuckDB has it, and
+ * the limit is then set back.
+ */
+async function createInstance(file: string, memoryMb: number): Promise<DuckDBInstance> {
   const { DuckDBInstance } = await import('@duckdb/node-api');
-  for (let i = 0; ; i += 1) {
-    const memoryMb = OPEN_MEMORY_MB[i]!;
+  const ceiling = memoryCeilingMb();
+  for (let limit = memoryMb; ; limit = Math.min(ceiling, limit * 8)) {
+    let instance: DuckDBInstance | undefined;
     try {
-      return { instance: await DuckDBInstance.create(file, { ...SETTINGS, memory_limit: `${memoryMb}MB` }), memoryMb };
+      instance = await DuckDBInstance.create(file, { ...SETTINGS, memory_limit: `${limit}MB` });
+      if (limit > memoryMb) {
+        const conn = await instance.connect();
+        try {
+          await conn.run('CHECKPOINT');
+          await conn.run(`SET memory_limit = '${memoryMb}MB'`);
+        } finally {
+          conn.closeSync();
+        }
+      }
+      return instance;
     } catch (error) {
-      if (i === OPEN_MEMORY_MB.length - 1 || !isShortOfMemory(error)) throw openError(file, error);
+      instance?.closeSync();
+      if (limit >= ceiling || !isShortOfMemory(error)) throw openError(file, error);
     }
   }
 }
 
-/** DuckDB's refusal of a block beyond its memory limit (the statement failed; the database is
- * still usable, which it is not after a FATAL error). */
+/** DuckDB's refusal of a block beyond its memory limit, in a statement or in the checkpoint a
+ * commit runs (that one FATAL: the database is then unusable until opened again). */
 export function isShortOfMemory(error: unknown): boolean {
-  const message = messageOf(error);
-  return /failed to pin block|could not allocate block/.test(message) && !message.startsWith('FATAL');
+  return /^Out of Memory Error|failed to pin block|could not allocate block/.test(messageOf(error));
 }
 
 export function walOf(file: string): string {
