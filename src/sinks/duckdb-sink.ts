@@ -205,8 +205,8 @@ class DuckDbStore implements DuckDbSink {
       // A SELECT refused for want of memory (one over large values, say) changed nothing: it
       // runs again with twice the limit.
       const more = Math.min(memoryCeilingMb(), db.memoryMb * 2);
-      if (isShortOfMemory(error) && !messageOf(error).startsWith('FATAL') && more > db.memoryMb && (await isOneSelect(reader, sql))) {
-        await db.fitMemory(more);
+      if (isShortOfMemory(error) && !messageOf(error).startsWith('FATAL') && more > db.memoryMb && (await isOneSelect(reader, sql)) &&
+        (await db.fitMemory(more).then(() => true, () => false))) {
         return this.query(sql);
       }
       throw new SinkError(`DuckDB could not run the query on ${this.target}: ${messageOf(error)}`, { cause: error });
