@@ -14,9 +14,9 @@ import {
   describeChange, initialColumns, keyColumn, latestByIdentity, MISMATCH_COLUMN, TableShape, type ShapeChange,
 } from './columns.ts';
 import { readColumns, readKeys, readState } from './duckdb/catalog.ts';
-import { DuckDbLockedError, isOneSelect, isShortOfMemory, memoryCeilingMb, messageOf, openDatabase, type Database } from './duckdb/database.ts';
+import { DuckDbLockedError, isOneSelect, isShortOfMemory, memoryCeilingMb, memoryLimitMb, messageOf, openDatabase, type Database } from './duckdb/database.ts';
 import type { Writer } from './duckdb/writer.ts';
-import { appendRows, rowsToObserve } from './duckdb/append-rows.ts';
+import { appendRows, rowsToObserve, textLength } from './duckdb/append-rows.ts';
 import { KeySet } from './duckdb/key-set.ts';
 import {
   addColumnSql, createTableSql, DUCKDB_NAMING, hasRowid, mergeSql, MISMATCH, PAGE_TABLE, pageTableSql, saveStateSql, tableColumn, tableNameOf,
@@ -95,10 +95,6 @@ class DuckDbStore implements DuckDbSink {
   #holds = 0;
   #closing = false;
   readonly #tables = new Map<string, Table>();
-  /** The datasets opened, to read their tables again when the database is. */
-  readonly #datasets = new Map<string, SinkDataset>();
-  /** The memory limit the database is opened with (MB), once a commit needed more than the least. */
-  #memoryMb: number | undefined;
   /** Notices already given: each once per run. */
   readonly #told = new Set<string>();
   /** Something other than a SELECT ran through query(): the writer's open transaction began
@@ -131,16 +127,14 @@ class DuckDbStore implements DuckDbSink {
   async open(dataset: SinkDataset): Promise<DatasetState | undefined> {
     const db = await this.#database();
     const table = await this.#loadTable(db.writer.connection, dataset);
-    await db.fitColumns(table.stored.size);
+    await db.fitMemory(memoryLimitMb(table.stored.size));
     const state = await readState(db.writer.connection, dataset.key, this.target);
     table.hasStateRow = state !== undefined;
     this.#tables.set(dataset.code, table);
-    this.#datasets.set(dataset.code, dataset);
     return state;
   }
 
-  async commit(page: SinkPage): Promise<void> {
-    const { dataset, rows, state } = page;
+  async commit({ dataset, rows, state }: SinkPage): Promise<void> {
     const table = this.#tables.get(dataset.code);
     if (table === undefined) throw new SinkError(`commit of ${dataset.code} without open()`);
     const db = await this.#database();
@@ -157,7 +151,9 @@ class DuckDbStore implements DuckDbSink {
     if ((table.exists || creating) && !table.stored.has(MISMATCH_COLUMN)) added.push(MISMATCH);
     const columns = creating ? creationOrder(added, latest.values(), table.key) : [...table.stored.values(), ...added];
     try {
-      await db.fitColumns(columns.length);
+      // What DuckDB needs to commit and checkpoint the page: blocks of every column at once, and
+      // large values in proportion (database.ts memoryLimitMb).
+      await db.fitMemory(memoryLimitMb(columns.length, textLength(latest.values())));
       const { fresh, stored } = await this.#sortRows(db, table, latest, creating);
       await writePage(db.writer, {
         homeless: table.shape.homeless,
@@ -166,22 +162,11 @@ class DuckDbStore implements DuckDbSink {
         cursor: dataset.cursorField,
       });
     } catch (error) {
-      const short = !(error instanceof SinkError) && isShortOfMemory(error);
-      const more = Math.min(memoryCeilingMb(), db.memoryMb * 2);
-      if (short && more > db.memoryMb) {
-        // Large values take memory in proportion: a page of 1,000 rows of 20 kB of text did not
-        // fit in 32 MB. A database whose commit was refused is not sound to go on with (the same
-        // page committed again there, a checkpoint later found a column's row count wrong), nor
-        // after a FATAL checkpoint: it is opened again, its log replayed, with twice the memory,
-        // and the page committed again (if it had been, its rows merge over themselves).
-        await this.#reopen(more);
-        return this.commit(page);
-      }
       // The shape may name columns the rolled-back transaction did not add: read the table again.
       this.#tables.set(dataset.code, await this.#loadTable(db.writer.connection, dataset).catch(() => table));
       throw error instanceof SinkError ? error
         : new SinkError(`DuckDB could not store a page of ${dataset.code} in ${this.location(dataset)}: ${messageOf(error)}` +
-          (short ? ` (with a memory limit of ${db.memoryMb} MB, half the memory this process may use)` : ''), { cause: error });
+          (isShortOfMemory(error) ? ` (DuckDB's memory limit: ${db.memoryMb} MB)` : ''), { cause: error });
     }
     table.stored = new Map(columns.map((c) => [c.name, c]));
     table.exists ||= creating;
@@ -280,23 +265,8 @@ class DuckDbStore implements DuckDbSink {
     };
   }
 
-  /** Closes the database without its checkpoint, and opens it again with `memoryMb`: replaying
-   * its log leaves what was committed. The tables are read again. */
-  async #reopen(memoryMb: number): Promise<void> {
-    const opening = this.#opening;
-    this.#opening = undefined;
-    this.#memoryMb = memoryMb;
-    await (await opening?.catch(() => undefined))?.close({ checkpoint: false });
-    const db = await this.#database();
-    for (const [code, dataset] of this.#datasets) {
-      const table = await this.#loadTable(db.writer.connection, dataset);
-      await db.fitColumns(table.stored.size);
-      this.#tables.set(code, table);
-    }
-  }
-
   #database(): Promise<Database> {
-    this.#opening ??= openDatabase(this.target, { memoryMb: this.#memoryMb }).catch((error: unknown) => {
+    this.#opening ??= openDatabase(this.target).catch((error: unknown) => {
       this.#opening = undefined;
       throw error;
     });
@@ -308,8 +278,6 @@ class DuckDbStore implements DuckDbSink {
     this.#opening = undefined;
     this.#closing = false;
     this.#tables.clear();
-    this.#datasets.clear();
-    this.#memoryMb = undefined;
     const db = await opening?.catch(() => undefined);
     await db?.close();
   }

@@ -157,6 +157,19 @@ function appendValue(appender: DuckDBAppender, kind: Kind, value: unknown): void
   }
 }
 
+/** The length of the rows' text values, in UTF-16 units: DuckDB holds a page in memory in
+ * proportion to it as it commits it (database.ts memoryLimitMb). */
+export function textLength(rows: Iterable<ExportRow>): number {
+  let length = 0;
+  for (const row of rows) {
+    for (const name in row) {
+      const value = row[name];
+      if (typeof value === 'string') length += value.length;
+    }
+  }
+  return length;
+}
+
 /**
  * The rows TableShape.observe can learn something from: those with a new field (with a value,
  * no column, and not already known to get none: TableShape.isHomeless), or with a value that does

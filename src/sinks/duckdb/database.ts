@@ -37,19 +37,16 @@ export interface Database {
   readonly writer: Writer;
   /** A second connection for queries: it sees committed rows only, whatever the writer is doing. */
   reader(): Promise<DuckDBConnection>;
-  /** Raises DuckDB's memory limit, if need be, to what writing a table of this many columns
-   * takes (memoryLimitMb). It is never lowered while the database is open. */
-  fitColumns(columns: number): Promise<void>;
-  /** Raises DuckDB's memory limit to `memoryMb`, if it is lower. */
+  /** Raises DuckDB's memory limit to `memoryMb` (see memoryLimitMb), if it is lower. It is
+   * never lowered while the database is open. */
   fitMemory(memoryMb: number): Promise<void>;
   /** DuckDB's memory limit now, in MB. */
   readonly memoryMb: number;
   /** Runs `read` on a connection of its own, closed after (what it reads is committed, and a
    * failure there leaves the writer's transaction alone). */
   withConnection<T>(read: (conn: DuckDBConnection) => Promise<T>): Promise<T>;
-  /** Checkpoints (so the file holds everything and the log is gone) and closes; without the
-   * checkpoint when `checkpoint` is false (the log is replayed at the next open). */
-  close(options?: { checkpoint?: boolean }): Promise<void>;
+  /** Checkpoints (so the file holds everything and the log is gone) and closes. */
+  close(): Promise<void>;
 }
 
 // One thread: pages are small, and DuckDB's worker threads only add hand-offs (and memory) to
@@ -69,12 +66,18 @@ const SETTINGS: Record<string, string> = { threads: '1', checkpoint_threshold: '
 // database's use in this process. With 1,000,000 rows committed 5,000 at a time, 1.5 MB a column
 // was enough for tables of 24 to 100 columns, and a table of 12 needed 20 MB (16 failed): so 2 MB
 // a column of the widest table written, and 32 MB at least (what 16 columns or fewer get).
+// Large values take memory in proportion: pages of 1,000 rows of 20 kB of text did not fit in
+// 32 MB, nor of 50 kB in 64 MB, and pages of text from 40 to 120 MB fit in under 2.5 times as
+// much: so 3 MB for each million characters of the page's text.
 const MIN_MEMORY_MB = 32;
 const MEMORY_MB_PER_COLUMN = 2;
+const MEMORY_MB_PER_MILLION_CHARACTERS = 3;
 
-/** DuckDB's memory limit for writing tables of at most this many columns, in MB. */
-export function memoryLimitMb(columns: number): number {
-  return Math.max(MIN_MEMORY_MB, Math.ceil(columns * MEMORY_MB_PER_COLUMN));
+/** DuckDB's memory limit for a page of `textLength` characters of text into a table of
+ * `columns` columns, in MB: at most memoryCeilingMb. */
+export function memoryLimitMb(columns: number, textLength = 0): number {
+  const needed = Math.max(MIN_MEMORY_MB, columns * MEMORY_MB_PER_COLUMN, (textLength / 1e6) * MEMORY_MB_PER_MILLION_CHARACTERS);
+  return Math.min(memoryCeilingMb(), Math.ceil(needed));
 }
 
 /** The most memory a sink gives DuckDB, in MB (DuckDB's: 10^6 bytes): half of what the process
@@ -88,9 +91,8 @@ export function memoryCeilingMb(): number {
 // Shared by every copy of this module a process may load (sources and build alike).
 const OPEN_FILES: Set<string> = ((globalThis as Record<symbol, unknown>)[Symbol.for('lender-streams.duckdb-open-files')] ??= new Set<string>()) as Set<string>;
 
-/** Opens (creating it, and its folder, if missing) the database file for writing, with a memory
- * limit of `memoryMb` (MIN_MEMORY_MB by default). */
-export async function openDatabase(path: string, { memoryMb: wanted = MIN_MEMORY_MB }: { memoryMb?: number } = {}): Promise<Database> {
+/** Opens (creating it, and its folder, if missing) the database file for writing. */
+export async function openDatabase(path: string): Promise<Database> {
   const file = resolve(path);
   await mkdir(dirname(file), { recursive: true });
   // The claim names the file whatever path led to it (a symlinked folder, a relative path).
@@ -98,7 +100,7 @@ export async function openDatabase(path: string, { memoryMb: wanted = MIN_MEMORY
   if (OPEN_FILES.has(claim)) throw new DuckDbLockedError(file, { thisProcess: true });
   OPEN_FILES.add(claim);
   let instance: DuckDBInstance | undefined;
-  let memoryMb = Math.min(wanted, memoryCeilingMb());
+  let memoryMb = MIN_MEMORY_MB;
   let writer: DuckDBConnection | undefined;
   try {
     await privateTempDir(file);
@@ -111,6 +113,8 @@ export async function openDatabase(path: string, { memoryMb: wanted = MIN_MEMORY
   } catch (error) {
     writer?.closeSync();
     instance?.closeSync();
+    removeEmptyLog(file);
+    removeEmptyTempDir(file);
     OPEN_FILES.delete(claim);
     throw error instanceof SinkError ? error : new SinkError(`DuckDB could not open ${file}: ${messageOf(error)}`, { cause: error });
   }
@@ -119,7 +123,13 @@ export async function openDatabase(path: string, { memoryMb: wanted = MIN_MEMORY
   const pages = new Writer(conn, () => ensureLog(file));
   const fitMemory = async (needed: number): Promise<void> => {
     if (needed <= memoryMb) return;
-    await conn.run(`SET memory_limit = '${needed}MB'`);
+    // On a connection of its own: the writer's may be in a commit (the limit is the database's).
+    const own = await db.connect();
+    try {
+      await own.run(`SET memory_limit = '${needed}MB'`);
+    } finally {
+      own.closeSync();
+    }
     memoryMb = needed;
   };
   let reader: DuckDBConnection | undefined;
@@ -134,9 +144,6 @@ export async function openDatabase(path: string, { memoryMb: wanted = MIN_MEMORY
     get memoryMb() {
       return memoryMb;
     },
-    async fitColumns(columns) {
-      await fitMemory(memoryLimitMb(columns));
-    },
     fitMemory,
     async withConnection(read) {
       const conn = await db.connect();
@@ -146,13 +153,13 @@ export async function openDatabase(path: string, { memoryMb: wanted = MIN_MEMORY
         conn.closeSync();
       }
     },
-    async close({ checkpoint = true } = {}) {
+    async close() {
       if (closed) return;
       closed = true;
       try {
         await pages.end();
         // Done here, asynchronously: closing would otherwise checkpoint on the event loop's thread.
-        if (checkpoint) await conn.run('CHECKPOINT').catch(() => undefined);
+        await conn.run('CHECKPOINT').catch(() => undefined);
       } finally {
         reader?.closeSync();
         conn.closeSync();
@@ -195,8 +202,8 @@ async function createInstance(file: string, memoryMb: number): Promise<DuckDBIns
   }
 }
 
-/** DuckDB's refusal of a block beyond its memory limit, in a statement or in the checkpoint a
- * commit runs (that one FATAL: the database is then unusable until opened again). */
+/** DuckDB's refusal of memory beyond its limit, in a statement or in the checkpoint a commit runs
+ * (that one FATAL: the database is then unusable until opened again). */
 export function isShortOfMemory(error: unknown): boolean {
   return /^Out of Memory Error|failed to pin block|could not allocate block/.test(messageOf(error));
 }
