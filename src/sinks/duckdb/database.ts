@@ -103,10 +103,10 @@ export async function openDatabase(path: string): Promise<Database> {
   let memoryMb = MIN_MEMORY_MB;
   let writer: DuckDBConnection | undefined;
   try {
-    await privateTempDir(file);
     instance = await createInstance(file, memoryMb);
     await makePrivate(file);
     await makePrivate(walOf(file));
+    await privateTempDir(file);
     writer = await instance.connect();
     ensureLog(file);
     await writer.run(stateTableSql());
@@ -186,6 +186,7 @@ async function createInstance(file: string, memoryMb: number): Promise<DuckDBIns
     try {
       instance = await DuckDBInstance.create(file, { ...SETTINGS, memory_limit: `${limit}MB` });
       if (limit > memoryMb) {
+        await privateTempDir(file);
         const conn = await instance.connect();
         try {
           await conn.run('CHECKPOINT');
