@@ -113,8 +113,6 @@ export async function openDatabase(path: string): Promise<Database> {
   } catch (error) {
     writer?.closeSync();
     instance?.closeSync();
-    removeEmptyLog(file);
-    removeEmptyTempDir(file);
     OPEN_FILES.delete(claim);
     throw error instanceof SinkError ? error : new SinkError(`DuckDB could not open ${file}: ${messageOf(error)}`, { cause: error });
   }
