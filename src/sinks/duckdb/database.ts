@@ -67,8 +67,9 @@ const SETTINGS: Record<string, string> = { threads: '1', checkpoint_threshold: '
 // was enough for tables of 24 to 100 columns, and a table of 12 needed 20 MB (16 failed): so 2 MB
 // a column of the widest table written, and 32 MB at least (what 16 columns or fewer get).
 // Large values take memory in proportion: pages of 1,000 rows of 20 kB of text did not fit in
-// 32 MB, nor of 50 kB in 64 MB, and pages of text from 40 to 120 MB fit in under 2.5 times as
-// much: so 3 MB for each million characters of the page's text.
+// 32 MB, nor of 50 kB in 64 MB, and pages of 40 to 120 MB of text needed up to about three times
+// as much (a checkpoint of 120 MB in 60 columns, over 250 MB): so 3 MB for each million
+// characters of the page's text.
 const MIN_MEMORY_MB = 32;
 const MEMORY_MB_PER_COLUMN = 2;
 const MEMORY_MB_PER_MILLION_CHARACTERS = 3;
