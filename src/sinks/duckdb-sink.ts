@@ -14,7 +14,7 @@ import {
   describeChange, initialColumns, keyColumn, latestByIdentity, MISMATCH_COLUMN, TableShape, type ShapeChange,
 } from './columns.ts';
 import { readColumns, readKeys, readState } from './duckdb/catalog.ts';
-import { DuckDbLockedError, isOneSelect, isShortOfMemory, memoryCeilingMb, memoryLimitMb, messageOf, openDatabase, type Database } from './duckdb/database.ts';
+import { DuckDbLockedError, isOneSelect, isShortOfMemory, memoryLimitMb, messageOf, openDatabase, type Database } from './duckdb/database.ts';
 import type { Writer } from './duckdb/writer.ts';
 import { appendRows, rowsToObserve, textLength } from './duckdb/append-rows.ts';
 import { KeySet } from './duckdb/key-set.ts';
@@ -189,9 +189,8 @@ class DuckDbStore implements DuckDbSink {
     } catch (error) {
       // A SELECT refused for want of memory (one over large values, say) changed nothing: it
       // runs again with twice the limit.
-      const more = Math.min(memoryCeilingMb(), db.memoryMb * 2);
-      if (isShortOfMemory(error) && !messageOf(error).startsWith('FATAL') && more > db.memoryMb && (await isOneSelect(reader, sql)) &&
-        (await db.fitMemory(more).then(() => true, () => false))) {
+      if (isShortOfMemory(error) && !messageOf(error).startsWith('FATAL') && (await isOneSelect(reader, sql)) &&
+        (await db.fitMemory(db.memoryMb * 2).catch(() => false))) {
         return this.query(sql);
       }
       throw new SinkError(`DuckDB could not run the query on ${this.target}: ${messageOf(error)}`, { cause: error });

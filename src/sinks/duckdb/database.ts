@@ -37,9 +37,9 @@ export interface Database {
   readonly writer: Writer;
   /** A second connection for queries: it sees committed rows only, whatever the writer is doing. */
   reader(): Promise<DuckDBConnection>;
-  /** Raises DuckDB's memory limit to `memoryMb` (see memoryLimitMb), if it is lower. It is
-   * never lowered while the database is open. */
-  fitMemory(memoryMb: number): Promise<void>;
+  /** Raises DuckDB's memory limit to `memoryMb` (see memoryLimitMb), if it is lower, and at most
+   * to memoryCeilingMb; true when it was raised. It is never lowered while the database is open. */
+  fitMemory(memoryMb: number): Promise<boolean>;
   /** DuckDB's memory limit now, in MB. */
   readonly memoryMb: number;
   /** Runs `read` on a connection of its own, closed after (what it reads is committed, and a
@@ -75,15 +75,14 @@ const MEMORY_MB_PER_COLUMN = 2;
 const MEMORY_MB_PER_MILLION_CHARACTERS = 3;
 
 /** DuckDB's memory limit for a page of `textLength` characters of text into a table of
- * `columns` columns, in MB: at most memoryCeilingMb. */
+ * `columns` columns, in MB. */
 export function memoryLimitMb(columns: number, textLength = 0): number {
-  const needed = Math.max(MIN_MEMORY_MB, columns * MEMORY_MB_PER_COLUMN, (textLength / 1e6) * MEMORY_MB_PER_MILLION_CHARACTERS);
-  return Math.min(memoryCeilingMb(), Math.ceil(needed));
+  return Math.ceil(Math.max(MIN_MEMORY_MB, columns * MEMORY_MB_PER_COLUMN, (textLength / 1e6) * MEMORY_MB_PER_MILLION_CHARACTERS));
 }
 
 /** The most memory a sink gives DuckDB, in MB (DuckDB's: 10^6 bytes): half of what the process
  * may use (its container's limit, when it has one), never under the least limit. */
-export function memoryCeilingMb(): number {
+function memoryCeilingMb(): number {
   const machine = totalmem();
   const allowed = process.constrainedMemory?.() ?? 0;
   return Math.max(MIN_MEMORY_MB, Math.floor((allowed > 0 && allowed < machine ? allowed : machine) / 2 / 1e6));
@@ -102,9 +101,10 @@ export async function openDatabase(path: string): Promise<Database> {
   OPEN_FILES.add(claim);
   let instance: DuckDBInstance | undefined;
   let memoryMb = MIN_MEMORY_MB;
+  const ceiling = memoryCeilingMb();
   let writer: DuckDBConnection | undefined;
   try {
-    instance = await createInstance(file, memoryMb);
+    instance = await createInstance(file, memoryMb, ceiling);
     await makePrivate(file);
     await makePrivate(walOf(file));
     await privateTempDir(file);
@@ -120,8 +120,9 @@ export async function openDatabase(path: string): Promise<Database> {
   const db = instance;
   const conn = writer;
   const pages = new Writer(conn, () => ensureLog(file));
-  const fitMemory = async (needed: number): Promise<void> => {
-    if (needed <= memoryMb) return;
+  const fitMemory = async (wanted: number): Promise<boolean> => {
+    const needed = Math.min(ceiling, wanted);
+    if (needed <= memoryMb) return false;
     // On a connection of its own: the writer's may be in a commit (the limit is the database's).
     const own = await db.connect();
     try {
@@ -130,6 +131,7 @@ export async function openDatabase(path: string): Promise<Database> {
       own.closeSync();
     }
     memoryMb = needed;
+    return true;
   };
   let reader: DuckDBConnection | undefined;
   let closed = false;
@@ -177,9 +179,8 @@ export async function openDatabase(path: string): Promise<Database> {
  * eight times as much (up to the ceiling) and checkpointed into the file while DuckDB has it, and
  * the limit is then set back.
  */
-async function createInstance(file: string, memoryMb: number): Promise<DuckDBInstance> {
+async function createInstance(file: string, memoryMb: number, ceiling: number): Promise<DuckDBInstance> {
   const { DuckDBInstance } = await import('@duckdb/node-api');
-  const ceiling = memoryCeilingMb();
   for (let limit = memoryMb; ; limit = Math.min(ceiling, limit * 8)) {
     let instance: DuckDBInstance | undefined;
     try {
