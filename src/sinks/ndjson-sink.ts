@@ -2,8 +2,10 @@
 // commit appends the page's lines, flushes them to disk, then saves the state together with the
 // file's length after them. A crash between the two leaves lines the state does not count: the
 // next open cuts the file back to the length its state recorded, so the page is written once.
-import { mkdir, stat, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+// A file the state has no record of is refused, not emptied: it was not written by this state
+// (another state's run, a file of the user's), unless the marker of a first page says it was.
+import { mkdir, open, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { openPrivate } from '../core/private-files.ts';
 import { ndjsonBytes } from '../exports/ndjson.ts';
 import { fileState, type DatasetState, type StateStore } from '../exports/state.ts';
@@ -34,8 +36,8 @@ class NdjsonSink implements Sink {
   readonly target: string;
   readonly #dir: string;
   readonly #store: StateStore;
-  /** The file being written: opened at the first commit of a dataset. */
-  #file: { code: string; handle: FileHandle | undefined; bytes: number } | undefined;
+  /** The file being written: opened at the first commit of a dataset. `first`: no state yet. */
+  #file: { code: string; handle: FileHandle | undefined; bytes: number; first: boolean } | undefined;
 
   constructor(dir: string, store: StateStore) {
     this.target = dir;
@@ -57,11 +59,24 @@ class NdjsonSink implements Sink {
     const state = await this.#store.load(dataset.key);
     const path = this.location(dataset);
     const size = await sizeOf(path);
-    // No state: nothing was committed, so anything in the file is a crashed first page's.
+    const marker = firstPageMarker(path);
+    if (state === undefined) {
+      // Nothing was committed: the file's lines can only be a crashed first page's, and only when
+      // its marker says so. Any other file is left as it is.
+      if (size !== undefined && size > 0 && (await sizeOf(marker)) === undefined) {
+        throw new SinkError(
+          `${path} holds ${size} bytes that the state has no record of: lender sync appends only to files it wrote ` +
+            `under the same state. Move the file away, or sync with the state that wrote it.`,
+        );
+      }
+    } else {
+      // A first page whose state was saved just before a crash: its marker is stale.
+      await unlinkIfThere(marker);
+    }
     const committed = state === undefined ? 0 : state.fileBytes;
     if (committed === undefined) {
       // A state written before file lengths were recorded: keep whole lines, as that version did.
-      this.#file = { code: dataset.code, handle: undefined, bytes: size === undefined ? 0 : await cutTornLine(path, size) };
+      this.#file = { code: dataset.code, handle: undefined, bytes: size === undefined ? 0 : await cutTornLine(path, size), first: false };
       return state;
     }
     if ((size ?? 0) < committed) {
@@ -79,7 +94,7 @@ class NdjsonSink implements Sink {
         await handle.close();
       }
     }
-    this.#file = { code: dataset.code, handle: undefined, bytes: committed };
+    this.#file = { code: dataset.code, handle: undefined, bytes: committed, first: state === undefined };
     return state;
   }
 
@@ -87,7 +102,10 @@ class NdjsonSink implements Sink {
     const file = this.#file;
     if (file?.code !== dataset.code) throw new SinkError(`commit of ${dataset.code} without open()`);
     // Created at the first commit: a dataset that fails before any page leaves no empty file.
-    file.handle ??= await openPrivate(this.location(dataset), 'a');
+    if (file.handle === undefined) {
+      if (file.first) await markFirstPage(this.location(dataset));
+      file.handle = await openPrivate(this.location(dataset), 'a');
+    }
     if (rows.length > 0) {
       const bytes = ndjsonBytes(rows);
       await file.handle.write(bytes);
@@ -95,6 +113,10 @@ class NdjsonSink implements Sink {
       file.bytes += bytes.length;
     }
     await this.#store.save(dataset.key, { ...state, fileBytes: file.bytes });
+    if (file.first) {
+      file.first = false;
+      await unlinkIfThere(firstPageMarker(this.location(dataset)));
+    }
   }
 
   async close(): Promise<void> {
@@ -105,6 +127,31 @@ class NdjsonSink implements Sink {
     const handle = this.#file?.handle;
     this.#file = undefined;
     await handle?.close();
+  }
+}
+
+/** Present from the first write of a dataset without state until that state is saved. */
+function firstPageMarker(path: string): string {
+  return `${path}.first-page`;
+}
+
+/** Creates the marker, durably (its folder synced too), before the file's first line is written. */
+async function markFirstPage(path: string): Promise<void> {
+  const handle = await openPrivate(firstPageMarker(path), 'w');
+  await handle.close();
+  const dir = await open(dirname(path), 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
+}
+
+async function unlinkIfThere(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
 }
 

@@ -1,13 +1,14 @@
 // The NDJSON sink's exactly-once step, driven directly: a commit records the file's length in the
 // state; open() cuts a file back to it (the lines of a page whose state was never saved), refuses
-// a file shorter than its state, and keeps whole lines for a state written before lengths were kept.
+// a file shorter than its state or one its state has no record of, and keeps whole lines for a
+// state written before lengths were kept.
 import assert from 'node:assert/strict';
-import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { memoryState, type DatasetState } from '../../src/exports/state.ts';
+import { memoryState, type DatasetState, type StateStore } from '../../src/exports/state.ts';
 import { SinkError } from '../../src/sinks/errors.ts';
 import { ndjsonSink } from '../../src/sinks/ndjson-sink.ts';
 import type { SinkDataset } from '../../src/sinks/sink.ts';
@@ -48,16 +49,48 @@ describe('ndjsonSink', () => {
     assert.deepEqual(readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l)), [row(1), row(2), row(3)]);
   });
 
-  it('a file with no state is a crashed first page: it is emptied', async () => {
+  it('a crashed first page (lines written, no state saved) is cut at the next open', async () => {
     const out = join(dir, 'fresh');
+    const file = join(out, 'D07.ndjson');
+    const store = memoryState();
+    // The crash: the first page's lines are on disk, and its state never reaches the store.
+    const crashing: StateStore = { load: (key) => store.load(key), save: async () => { throw new Error('killed before the state was saved'); } };
+    const sink = ndjsonSink({ dir: out, state: crashing });
+    await sink.open(D07);
+    await assert.rejects(sink.commit({ dataset: D07, rows: [row(1)], state: stateAt(1) }), /killed/);
+    await sink.close();
+    assert.ok(statSync(file).size > 0);
+    assert.ok(existsSync(`${file}.first-page`), 'the first page is marked while its state is unsaved');
+
+    const again = ndjsonSink({ dir: out, state: store });
+    assert.equal(await again.open(D07), undefined);
+    assert.equal(statSync(file).size, 0);
+    await again.commit({ dataset: D07, rows: [row(1), row(2)], state: stateAt(2) });
+    await again.close();
+    assert.deepEqual(readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l)), [row(1), row(2)]);
+    assert.equal(existsSync(`${file}.first-page`), false, 'the marker goes once the state is saved');
+  });
+
+  it('a file the state has no record of is refused and left as it is (another state wrote it, or the user)', async () => {
+    const out = join(dir, 'foreign');
     const sink = ndjsonSink({ dir: out, state: memoryState() });
     await sink.open(D07);
     await sink.commit({ dataset: D07, rows: [row(1)], state: stateAt(1) });
     await sink.close();
-    const again = ndjsonSink({ dir: out, state: memoryState() });
-    await again.open(D07);
-    await again.close();
-    assert.equal(statSync(join(out, 'D07.ndjson')).size, 0);
+    const file = join(out, 'D07.ndjson');
+    const before = readFileSync(file, 'utf8');
+    const other = ndjsonSink({ dir: out, state: memoryState() });
+    await assert.rejects(other.open(D07), (e: unknown) => e instanceof SinkError && e.message.includes(file) && /no record of/.test(e.message));
+    await other.close();
+    assert.equal(readFileSync(file, 'utf8'), before);
+    // An empty file holds nothing to lose: it is written to.
+    writeFileSync(join(out, 'D08.ndjson'), '');
+    const D08: SinkDataset = { ...D07, code: 'D08', key: 'D08' };
+    const empty = ndjsonSink({ dir: out, state: memoryState() });
+    await empty.open(D08);
+    await empty.commit({ dataset: D08, rows: [row(1)], state: stateAt(1) });
+    await empty.close();
+    assert.deepEqual(JSON.parse(readFileSync(join(out, 'D08.ndjson'), 'utf8')), row(1));
   });
 
   it('refuses a file shorter than its state says, naming it, and leaves it as it is', async () => {

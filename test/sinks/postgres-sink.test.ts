@@ -165,13 +165,22 @@ describe('connection settings', () => {
 
   test('a password in the connection string, a bad URL or an unknown parameter is refused without echoing it', () => {
     const secret = 'hunter2-very-secret';
-    for (const connectionString of [`postgres://u:${secret}@h/d`, `postgres://u@h/d?password=${secret}`, `http://u:${secret}@h/d`, `postgres://u:${secret}@h:99999999/d`]) {
+    // Without the //, URL reads the rest as a path, where a password would go unnoticed.
+    const withoutSlashes = [`postgres:u:${secret}@h/d`, `postgresql:/u:${secret}@h/d`, `POSTGRES:u:${secret}@h/d`];
+    for (const connectionString of [`postgres://u:${secret}@h/d`, `postgres://u@h/d?password=${secret}`, `http://u:${secret}@h/d`, `postgres://u:${secret}@h:99999999/d`, ...withoutSlashes]) {
       assert.throws(() => resolveConnection({ connectionString, env: {} }), (error: unknown) => {
         assert.ok(error instanceof ConfigError, String(error));
         assert.ok(!error.message.includes(secret), error.message);
         return true;
       });
       assert.throws(() => postgresSink({ connectionString, env: {} }), ConfigError);
+    }
+    for (const DATABASE_URL of withoutSlashes) {
+      assert.throws(() => resolveConnection({ env: { DATABASE_URL } }), (error: unknown) => {
+        assert.ok(error instanceof ConfigError, String(error));
+        assert.ok(!error.message.includes(secret), error.message);
+        return true;
+      });
     }
   });
 
@@ -873,6 +882,12 @@ describe('PostgreSQL sink on a real cluster', () => {
       assert.notEqual(refusedCode, 0);
       assert.match(refused.err(), /PGPASSWORD or ~\/\.pgpass/);
       assert.ok(!refused.err().includes(secret) && !refused.out().includes(secret), refused.err());
+      for (const to of [`postgres:${pg.user}:${secret}@127.0.0.1/${db.database}`, `postgres:/${pg.user}:${secret}@127.0.0.1/${db.database}`]) {
+        const malformed = memoryIo(env);
+        assert.equal(await main(['sync', '--sandbox', '--to', to, '--datasets', 'D07'], malformed), 2, malformed.err());
+        assert.match(malformed.err(), /not a PostgreSQL URL/);
+        assert.ok(!malformed.err().includes(secret) && !malformed.out().includes(secret), malformed.err());
+      }
     } finally {
       await rm(home, { recursive: true, force: true });
     }

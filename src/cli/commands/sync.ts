@@ -41,7 +41,8 @@ Sinks (--to):
                         the new versions of changed rows), the state in DIR/${DEFAULT_STATE_FILE}
   postgres://USER@HOST:PORT/DB
                         a PostgreSQL database, tables in --schema, rows upserted by public_id.
-                        The password comes from PGPASSWORD or ~/.pgpass, never from the URL.
+                        The password comes from PGPASSWORD, ~/.pgpass or DATABASE_URL, never
+                        from --to.
                         postgres: alone uses DATABASE_URL or the PG* variables. Several runs
                         pointed at one database share the work (datasets and windows are leased).
 

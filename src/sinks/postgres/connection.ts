@@ -34,11 +34,17 @@ export interface PgSettings {
 // Query parameters of a URL that are understood; any other is refused rather than ignored.
 const URL_PARAMS = new Set(['host', 'port', 'user', 'dbname', 'sslmode', 'sslrootcert', 'application_name']);
 
+/** postgres:// or postgresql:// (libpq's two prefixes), in any case. */
+export function isPostgresUrl(text: string): boolean {
+  return /^postgres(?:ql)?:\/\//i.test(text);
+}
+
 function parseUrl(text: string, what: string): URL {
   try {
-    const url = new URL(text);
-    if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new Error('scheme');
-    return url;
+    // Without the //, URL reads the rest as a path: a password would pass unseen into the name
+    // of the database, and into every message that names it.
+    if (!isPostgresUrl(text)) throw new Error('scheme');
+    return new URL(text);
   } catch {
     // The text is not echoed: it may hold a password.
     throw new ConfigError(`${what} is not a PostgreSQL URL; the form is postgres://user@host:5432/database`);
@@ -156,7 +162,7 @@ export function sinkErrorOf(error: unknown, target: string, secrets: readonly (s
   const e = error as { message?: unknown; code?: unknown; detail?: unknown; hint?: unknown };
   const code = typeof e.code === 'string' ? e.code : undefined;
   let what = scrub(typeof e.message === 'string' ? e.message : String(error), secrets);
-  if (code === '28P01' || code === '28000') what = `${what} (check PGPASSWORD or ~/.pgpass)`;
+  if (code === '28P01' || code === '28000') what = `${what} (check the password: DATABASE_URL's, PGPASSWORD or ~/.pgpass)`;
   else if (code !== undefined && UNREACHABLE.has(code)) what = `cannot reach the server (${code}); is it running and listening there?`;
   if (typeof e.detail === 'string' && e.detail !== '') what += `; ${scrub(e.detail, secrets)}`;
   const cause = error instanceof Error ? scrubError(error, secrets) : undefined;
