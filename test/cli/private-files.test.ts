@@ -1,13 +1,13 @@
 // Files holding personal data or state come out mode 0600 under the usual umask 022 (which would
 // leave a plain file 0644), and files that existed with a looser mode are tightened: sync's data
-// files, its state file and lock, `export --state`'s state file, rejects files, REPL history. What is
+// files (a new DuckDB database from its first moment), its state file and lock, `export --state`'s state file, rejects files, REPL history. What is
 // not a regular file (a terminal, a pipe: `--rejects /dev/stderr`) keeps its mode.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmodSync, existsSync, readdirSync, statSync, watch, writeFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import repl from 'node:repl';
@@ -74,6 +74,27 @@ test('lender sync: data files, state file and lock are 0600; a looser data file 
   } finally {
     await lock.release();
   }
+});
+
+test('lender sync --to duckdb: a new database file is owner-only from the moment it appears', async () => {
+  const folder = join(dir, 'duckdb');
+  await mkdir(folder);
+  const file = join(folder, 'new.duckdb');
+  // Every change in the folder (the file's creation, its log, its temporary folder) is a moment to
+  // look at the file's mode: DuckDB alone would create it with the umask's (0644 here).
+  const seen = new Set<string>();
+  const watcher = watch(folder, () => {
+    if (existsSync(file)) seen.add(mode(file));
+  });
+  try {
+    const run = await cli(['sync', '--to', `duckdb:${file}`, '--datasets', 'D07']);
+    assert.equal(run.code, 0, run.stderr);
+  } finally {
+    watcher.close();
+  }
+  assert.deepEqual([...seen], ['600']);
+  assert.equal(mode(file), '600');
+  assert.deepEqual(readdirSync(folder).filter((name) => name.startsWith('.lender-new-')), [], 'the folder it was made in is gone');
 });
 
 test('lender export --state: the state file is 0600, also one that existed 0644', async () => {

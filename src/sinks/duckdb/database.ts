@@ -1,12 +1,12 @@
 // A DuckDB database file opened for writing by one sink. DuckDB itself locks the file against
 // other processes, but not against a second open in the same process (its lock is a POSIX record
 // lock, which is per process), so files open here are also claimed in a process-wide set. The
-// file and its write-ahead log hold personal data: they are made owner-only, the log before
-// DuckDB writes it (DuckDB creates it with the umask's mode, and deletes it at each checkpoint).
+// file and its write-ahead log hold personal data: both are owner-only before DuckDB writes rows
+// to them (DuckDB creates files with the umask's mode, and deletes the log at each checkpoint).
 // @duckdb/node-api is imported only here, lazily: importing the library never loads native code.
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { closeSync, existsSync, fchmodSync, openSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
-import { chmod, mkdir, realpath } from 'node:fs/promises';
+import { chmod, link, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { totalmem } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { PRIVATE_MODE } from '../../core/private-files.ts';
@@ -104,6 +104,7 @@ export async function openDatabase(path: string): Promise<Database> {
   const ceiling = memoryCeilingMb();
   let writer: DuckDBConnection | undefined;
   try {
+    if (!existsSync(file)) await createPrivately(file);
     instance = await createInstance(file, memoryMb, ceiling);
     await makePrivate(file);
     await makePrivate(walOf(file));
@@ -245,6 +246,27 @@ export function openError(file: string, error: unknown): Error {
 }
 
 /** chmod 0600 if the file exists and is ours (in a shared folder its owner decides). */
+/**
+ * A new, empty database at `file`, owner-only from the moment it is there: made in a folder only
+ * the owner can enter, then linked into place (DuckDB would create it with the umask's mode, and a
+ * handle opened before a chmod outlives it; nor does DuckDB take an empty file as a database).
+ * A file another process made meanwhile is left to it.
+ */
+async function createPrivately(file: string): Promise<void> {
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const dir = await mkdtemp(join(dirname(file), '.lender-new-'));
+  try {
+    const fresh = join(dir, basename(file));
+    (await DuckDBInstance.create(fresh, SETTINGS)).closeSync();
+    await chmod(fresh, PRIVATE_MODE);
+    await link(fresh, file).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 async function makePrivate(path: string): Promise<void> {
   try {
     await chmod(path, PRIVATE_MODE);
