@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Runs every test/**/*.test.ts through node:test with tsx. A script rather than a glob in
+// Runs every test/**/*.test.ts through node:test with tsx (or the test files given), after
+// scripts/test-setup.sh for the whole suite. A script rather than a glob in
 // package.json because Node 20's --test does not expand globs and does not look for .ts files.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,6 +21,12 @@ const files = only.length > 0 ? only : collect('test');
 if (files.length === 0) {
   console.error('no test files found under test/');
   process.exit(1);
+}
+// The whole suite drives PostgreSQL and Jupyter for real: what is missing is installed first (or
+// named, when it cannot be), so a fresh machine runs it with this one command.
+if (only.length === 0) {
+  const setup = spawnSync('bash', ['scripts/test-setup.sh'], { stdio: 'inherit' });
+  if (setup.status !== 0) process.exit(setup.status ?? 1);
 }
 const result = spawnSync(
   process.execPath,
