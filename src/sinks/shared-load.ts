@@ -82,6 +82,8 @@ export interface SharedLoadResult {
 
 export interface SharedLoadOptions extends Omit<ExportOptions, 'state' | 'resume' | 'stateKey' | 'since' | 'until' | 'sort'> {
   onStream?: (stream: ExportStream) => void;
+  /** Called after each commit with the dataset's code and how many rows it stored. */
+  onCommit?: (dataset: string, rows: number) => void;
 }
 
 /** A new load as planned: its mode and its parts. */
@@ -202,7 +204,7 @@ export async function syncShared(
 async function stepDataset(
   api: ServiceApi, item: SharedDataset, board: LeaseBoard, opts: SharedLoadOptions,
 ): Promise<'done' | 'worked' | { retryInMs: number }> {
-  const { onStream, ...exportOptions } = opts;
+  const { onStream, onCommit, ...exportOptions } = opts;
   const { dataset } = item;
   item.joined ??= await board.join(dataset, (committed) => {
     const probe: ProbeContext = {
@@ -230,7 +232,7 @@ async function stepDataset(
   });
   onStream?.(stream);
   try {
-    const lost = await readPart(stream, dataset, claim, board);
+    const lost = await readPart(stream, dataset, claim, board, onCommit);
     if (!lost) item.result.parts += 1;
   } catch (error) {
     // Given up by this worker: another worker (or the next run) takes the part from its last commit.
@@ -243,7 +245,9 @@ async function stepDataset(
 }
 /** Reads a claimed part to its end, committing page by page with the lease renewed meanwhile.
  * Returns true when the lease was lost (the part is another worker's now). */
-async function readPart(stream: ExportStream, dataset: SinkDataset, claim: Claim, board: LeaseBoard): Promise<boolean> {
+async function readPart(
+  stream: ExportStream, dataset: SinkDataset, claim: Claim, board: LeaseBoard, onCommit: SharedLoadOptions['onCommit'],
+): Promise<boolean> {
   let lost = false;
   // Renewed in the background too: a page that takes long (retries, a slow service) must not let
   // the lease lapse while this worker still reads it.
@@ -256,8 +260,11 @@ async function readPart(stream: ExportStream, dataset: SinkDataset, claim: Claim
     }, () => undefined);
   }, Math.max(50, Math.floor(board.leaseMs / 3)));
   try {
-    await commitInGroups(stream, (page) => page.rows.length, (group) =>
-      board.commit(dataset, claim, rowsOf(group), group.at(-1)!.checkpoint.state, false));
+    await commitInGroups(stream, (page) => page.rows.length, async (group) => {
+      const rows = rowsOf(group);
+      await board.commit(dataset, claim, rows, group.at(-1)!.checkpoint.state, false);
+      onCommit?.(dataset.code, rows.length);
+    });
     await board.commit(dataset, claim, [], stream.completedState!, true);
     return false;
   } catch (error) {

@@ -32,6 +32,9 @@ export interface SyncOptions extends Omit<ExportOptions, 'state' | 'resume' | 's
   state?: StateStore;
   /** Called with each dataset's stream before it is read, e.g. to show progress. */
   onStream?: (stream: ExportStream) => void;
+  /** Called after each commit with the dataset's code and how many rows it stored: what a run
+   * stopped midway (its abort signal) has stored, where a stream counts what it read. */
+  onCommit?: (dataset: string, rows: number) => void;
 }
 
 /** What sync() reports for one dataset: where its rows are, the kind of load, and the stream's counts. */
@@ -112,7 +115,7 @@ async function syncInto(
   opts: SyncOptions,
 ): Promise<Record<string, DatasetSyncSummary>> {
   const refs = datasets ?? (await availableDatasets(api, opts.signal));
-  const { to: _to, out: _out, state: _state, onStream, ...given } = opts;
+  const { to: _to, out: _out, state: _state, onStream, onCommit, ...given } = opts;
   const exportOptions = { ...given, prefetch: given.prefetch ?? SYNC_PREFETCH };
   const summary: Record<string, DatasetSyncSummary> = {};
   const failures: Record<string, LenderError> = {};
@@ -122,7 +125,9 @@ async function syncInto(
       const resolved = describeDataset(ref);
       return { resolved, dataset: sinkDataset(resolved) };
     };
-    const shared = await syncShared(api, refs, board, { ...exportOptions, ...(onStream !== undefined && { onStream }) }, describe);
+    const shared = await syncShared(api, refs, board, {
+      ...exportOptions, ...(onStream !== undefined && { onStream }), ...(onCommit !== undefined && { onCommit }),
+    }, describe);
     for (const ref of refs) {
       const { dataset } = describe(ref);
       const done = shared.loaded.get(dataset.code);
@@ -138,8 +143,11 @@ async function syncInto(
       const previous = await sink.open(dataset);
       const stream = exportPages(api, ref, { ...exportOptions, resume: previous ?? null, stateKey: dataset.key });
       onStream?.(stream);
-      await commitInGroups(stream, (page) => page.rows.length, (group) =>
-        sink.commit({ dataset, rows: rowsOf(group), state: group.at(-1)!.checkpoint.state }));
+      await commitInGroups(stream, (page) => page.rows.length, async (group) => {
+        const rows = rowsOf(group);
+        await sink.commit({ dataset, rows, state: group.at(-1)!.checkpoint.state });
+        onCommit?.(dataset.code, rows.length);
+      });
       if (stream.completedState !== null) await sink.commit({ dataset, rows: [], state: stream.completedState });
       summary[dataset.code] = datasetSummary(stream, sink.location(dataset));
     } catch (error) {

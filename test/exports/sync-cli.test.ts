@@ -180,6 +180,11 @@ test('Ctrl-C (SIGINT) stops cleanly with the state saved; the re-run completes',
   const state = JSON.parse(await readFile(join(out, '.lender-state.json'), 'utf8')) as { datasets: Record<string, { load: unknown }> };
   assert.ok(Object.values(state.datasets).some((d) => d.load !== null), 'an unfinished load was saved');
   const linesAtStop = await totalLines(out);
+  // The summary names every dataset read, the one stopped midway included, with the rows it stored.
+  const stopped = JSON.parse(r.stdout.trim()) as { stopped: boolean; datasets: Record<string, { rows: number }> };
+  assert.equal(stopped.stopped, true);
+  const atStop = await fileLines(out);
+  for (const code of CODES) assert.equal(stopped.datasets[code]?.rows ?? 0, atStop.get(code)!.length, `${code} in ${r.stdout}`);
   const final = await run(startSync(out));
   assert.equal(final.code, 0, final.stderr);
   const files = await fileLines(out);

@@ -131,16 +131,19 @@ const command: Command = {
       try {
         const connection = await connectWithFlags(values, io);
         const summaries: DatasetSyncSummary[] = [];
+        const stored = new Map<string, number>();
         try {
           const result = await sync(connection.client, datasets, {
             to: sink,
             signal: io.signal,
             ...reading,
+            onCommit: (code, rows) => stored.set(code, (stored.get(code) ?? 0) + rows),
             onStream: (stream) => {
               // A shared sink reads a dataset in parts, possibly interleaved with other datasets.
               if (shared) progress?.followPart(stream);
               else progress?.follow(stream);
-              stream.once('end', () => summaries.push(datasetSummary(stream, sink.location(sinkDataset(stream.dataset)))));
+              // 'close' follows 'end', and also a stream stopped midway (Ctrl-C): that one is in the summary too.
+              stream.once('close', () => summaries.push(datasetSummary(stream, sink.location(sinkDataset(stream.dataset)))));
             },
           });
           progress?.finishParts();
@@ -155,14 +158,16 @@ const command: Command = {
           }
           if (!io.signal.aborted) throw error;
           io.stderr.write(`lender sync: stopped; progress is saved in ${state?.path ?? sink.target}, run the same command again to resume.\n`);
-          // What each dataset's streams read before the stop (a shared load reads a dataset in parts).
+          // Each dataset read before the stop, the one stopped midway too (a shared load reads a
+          // dataset in parts): the stream's counts of what it read, and the rows stored.
           const done: Record<string, DatasetSyncSummary> = {};
           for (const s of summaries) {
             const d = done[s.dataset];
             done[s.dataset] = d === undefined ? s : {
-              ...d, rows: d.rows + s.rows, pages: d.pages + s.pages, windows: d.windows + s.windows, splits: d.splits + s.splits, retries: d.retries + s.retries,
+              ...d, pages: d.pages + s.pages, windows: d.windows + s.windows, splits: d.splits + s.splits, retries: d.retries + s.retries,
             };
           }
+          for (const d of Object.values(done)) d.rows = stored.get(d.dataset) ?? 0;
           io.stdout.write(JSON.stringify({ ...head, datasets: done, stopped: true }) + '\n');
           return EXIT.interrupted;
         } finally {
