@@ -231,22 +231,28 @@ async function stepDataset(
     stateKey: dataset.key,
   });
   onStream?.(stream);
+  let stored = 0;
   try {
-    const lost = await readPart(stream, dataset, claim, board, onCommit);
+    const lost = await readPart(stream, dataset, claim, board, (rows) => {
+      stored += rows;
+      onCommit?.(dataset.code, rows);
+    });
     if (!lost) item.result.parts += 1;
   } catch (error) {
     // Given up by this worker: another worker (or the next run) takes the part from its last commit.
     await board.release(dataset, claim).catch(() => undefined);
     throw error;
   } finally {
-    for (const k of Object.keys(item.result.stats) as (keyof ExportStats)[]) item.result.stats[k] += stream.stats[k];
+    // Rows are those this worker stored: a part lost to another worker was read further than that.
+    for (const k of Object.keys(item.result.stats) as (keyof ExportStats)[]) item.result.stats[k] += k === 'rows' ? stored : stream.stats[k];
   }
   return 'worked';
 }
+
 /** Reads a claimed part to its end, committing page by page with the lease renewed meanwhile.
  * Returns true when the lease was lost (the part is another worker's now). */
 async function readPart(
-  stream: ExportStream, dataset: SinkDataset, claim: Claim, board: LeaseBoard, onCommit: SharedLoadOptions['onCommit'],
+  stream: ExportStream, dataset: SinkDataset, claim: Claim, board: LeaseBoard, onStored: (rows: number) => void,
 ): Promise<boolean> {
   let lost = false;
   // Renewed in the background too: a page that takes long (retries, a slow service) must not let
@@ -263,7 +269,7 @@ async function readPart(
     await commitInGroups(stream, (page) => page.rows.length, async (group) => {
       const rows = rowsOf(group);
       await board.commit(dataset, claim, rows, group.at(-1)!.checkpoint.state, false);
-      onCommit?.(dataset.code, rows.length);
+      onStored(rows.length);
     });
     await board.commit(dataset, claim, [], stream.completedState!, true);
     return false;

@@ -3,7 +3,8 @@
 // the tables equal the reference walk of the sandbox, and the lease table shows each part
 // completed once, its committed rows summing to the dataset's rows (no part loaded twice) and
 // the work spread over more than one worker. Then, after the sandbox changed rows, two workers run
-// the incremental load: every row once, in its latest version.
+// the incremental load: every row once, in its latest version. And a worker frozen past its lease
+// has its part taken over, and its commits after that refused.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
@@ -159,6 +160,67 @@ describe('workers sharing a backfill through PostgreSQL leases', () => {
         assert.ok((newest.get(key) ?? '') > at, `${code}: ${id} is neither current nor an older version of a changed case`);
       }
     }
+  });
+
+  it('a worker frozen past its lease (alive, so not expired early): its part is taken over and its later commits refused', async () => {
+    const frozenDb = await createDatabase(cluster);
+    const frozenArgs = ['sync', '--to', frozenDb.url, '--datasets', 'D07', '--limit', '40', '--lease', '2s'];
+    const frozenEnv = { ...sandbox.env('demo'), ...frozenDb.env };
+    const parts = async () => (await adminQuery<{ owner: string | null; status: string; pages: number; rows: string; claims: number; completions: number; finished_by: string | null }>(cluster,
+      `SELECT owner, status, pages, rows, claims, completions, finished_by FROM lender._lender_parts WHERE key = 'D07'`, [], frozenDb.database)).rows;
+    const tableThere = async () => Number((await adminQuery<{ n: string }>(cluster,
+      `SELECT count(*) AS n FROM pg_tables WHERE schemaname = 'lender' AND tablename = '_lender_parts'`, [], frozenDb.database)).rows[0]!.n) > 0;
+    // Frozen between transactions: one frozen inside its commit would hold the part's row lock,
+    // and the lease could not be taken over before it thawed (as with any client stuck mid-transaction).
+    const busyBackends = async () => Number((await adminQuery<{ n: string }>(cluster,
+      `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND state IS DISTINCT FROM 'idle'`,
+      [frozenDb.database], frozenDb.database)).rows[0]!.n);
+
+    // Pages slow enough that the worker spends most of its time waiting for the service, outside
+    // any transaction.
+    await sandbox.request('POST', '/__sandbox/faults', { body: { latencyMs: 250, faults: {} } });
+    const frozen = start(frozenArgs, frozenEnv);
+    let exited = false;
+    void frozen.exit.then(() => { exited = true; });
+    for (;;) {
+      assert.ok(!exited, 'the worker was never seen between transactions holding D07 with a few pages committed');
+      const held = (await tableThere()) && (await parts()).some((p) => p.status === 'leased' && p.owner?.split(':')[1] === String(frozen.child.pid) && p.pages >= 1 && p.pages <= 8);
+      if (held) {
+        frozen.child.kill('SIGSTOP');
+        if ((await busyBackends()) === 0) break;
+        frozen.child.kill('SIGCONT');
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const other = start(frozenArgs, frozenEnv);
+    let otherExit: Exit;
+    try {
+      otherExit = await other.exit;
+    } finally {
+      frozen.child.kill('SIGCONT');
+    }
+    const frozenExit = await frozen.exit;
+    for (const [name, e] of [['the worker that took over', otherExit], ['the frozen worker', frozenExit]] as const) {
+      scan.capture(name, e.stdout + e.stderr);
+      assert.equal(e.code, 0, `${name} failed: ${e.stderr.slice(-800)}`);
+    }
+
+    await sandbox.request('POST', '/__sandbox/faults', { body: { latencyMs: 0, faults: {} } });
+    const expected = (await reference()).get('D07')!;
+    const [part, ...more] = await parts();
+    assert.equal(more.length, 0, 'D07 is one part');
+    assert.ok(part!.claims >= 2, `the part was taken over (claims: ${part!.claims})`);
+    assert.equal(part!.completions, 1);
+    assert.equal(part!.finished_by?.split(':')[1], String(other.child.pid), 'the worker that took it over finished it');
+    // The frozen worker's commits after the takeover were refused: the rows committed to the part
+    // are the dataset's rows exactly once, and so are the rows each worker reports it stored.
+    assert.equal(Number(part!.rows), expected.length);
+    const reported = [otherExit, frozenExit].map((e) => (JSON.parse(e.stdout.trim()) as { datasets: Record<string, { rows: number }> }).datasets.D07?.rows ?? 0);
+    assert.equal(reported[0]! + reported[1]!, expected.length, `rows reported stored: ${reported.join(' + ')}`);
+    const cursor = datasetInfo('D07')!.cursorField;
+    const { rows } = await adminQuery<{ id: string }>(cluster,
+      `SELECT public_id || '|' || to_char("${cursor}" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS id FROM lender.d07`, [], frozenDb.database);
+    assert.deepEqual(rows.map((r) => r.id).sort(), expected);
   });
 
   it('printed no password or token', () => {
