@@ -232,12 +232,15 @@ describe('sync() into DuckDB', () => {
     await f?.close();
   });
 
-  async function sandboxPost(route: string): Promise<void> {
+  async function sandboxPost(route: string, body?: unknown): Promise<unknown> {
     const agent = new Agent({ connect: { ca: f.sandbox.ca } });
     try {
-      const res = await request(`${f.sandbox.authUrl}${route}`, { method: 'POST', dispatcher: agent });
-      await res.body.text();
+      const res = await request(`${f.sandbox.authUrl}${route}`, {
+        method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}),
+      });
+      const text = await res.body.text();
       assert.equal(res.statusCode, 200, route);
+      return JSON.parse(text) as unknown;
     } finally {
       await agent.close();
     }
@@ -280,13 +283,26 @@ describe('sync() into DuckDB', () => {
     assert.equal(new Set(added.map((n) => n.message)).size, added.length, 'each column told once');
   });
 
-  test('after the data moved, a second sync leaves every row once, in its latest version', async () => {
+  test('after advance() and churn, the next syncs leave every row once, in its latest version', async () => {
     const before = new Map<string, number>();
     for (const code of CODES) before.set(code, (await sink.query(`SELECT count(*) AS n FROM ${code.toLowerCase()}`))[0]!.n as unknown as number);
     await sandboxPost('/__sandbox/advance');
-    const summary = await sync(f.client, CODES, { to: sink, limit: 50 });
+    // Rows change while the next sync reads, too (its pages slowed so that it reads for a while).
+    await sandboxPost('/__sandbox/faults', { latencyMs: 30, faults: {} });
+    await sandboxPost('/__sandbox/churn', { rate: 300 });
+    let summary;
+    let churned;
+    try {
+      summary = await sync(f.client, CODES, { to: sink, limit: 50 });
+    } finally {
+      churned = (await sandboxPost('/__sandbox/churn', { rate: 0 })) as { written: number };
+      await sandboxPost('/__sandbox/faults', { latencyMs: 0, faults: {} });
+    }
+    assert.ok(churned.written > 0, 'rows changed during the sync');
     assert.equal(summary.D07!.mode, 'incremental');
     assert.ok(summary.D07!.rows > 0, 'the advance changed D07');
+    // Rows churned after that run read past them come with the next.
+    await sync(f.client, CODES, { to: sink, limit: 50 });
     for (const code of ['D07', 'D03'] as const) {
       assert.deepEqual(await tableRows(sink, code.toLowerCase()), referenceRows(await plainWalk(f.client, code, EVERYTHING)), code);
     }
@@ -301,9 +317,9 @@ describe('sync() into DuckDB', () => {
     for (const [table, key] of [['d03', 'public_id'], ['d07', 'public_id'], ['d16', '_row_key']] as const) await assertUnique(sink, table, key);
     const [{ rows }] = await sink.query(`SELECT count(*) AS rows FROM d07`) as [{ rows: bigint }];
     assert.ok(Number(rows) >= Number(before.get('D07')), 'nothing was lost');
-    // Nothing changed since: a third run fetches nothing.
-    const third = await sync(f.client, CODES, { to: sink });
-    for (const code of CODES) assert.equal(third[code]!.rows, 0, code);
+    // Nothing changed since: one more run fetches nothing.
+    const last = await sync(f.client, CODES, { to: sink });
+    for (const code of CODES) assert.equal(last[code]!.rows, 0, code);
   });
 
   test('the database file is readable by its owner only, and so are its log and its temporary folder', async () => {
