@@ -57,8 +57,11 @@ export function runRepl(opts: ReplOptions): Promise<number> {
     if (terminal) {
       cursorTo(opts.output, 0);
       clearLine(opts.output, 0);
+      out(text);
+    } else {
+      // The prompt shown at start ends without a newline: the news goes on a line of its own.
+      out(`\n${text}`);
     }
-    out(text);
   };
   out(`lender-streams ${opts.version}: connecting to ${opts.connectingTo}…`);
   out(`Helpers: rows, pages, count, describe, sql, stream, push, flag, sync, table, chart, whoami (await them). .help lists the commands.`);
@@ -244,6 +247,8 @@ export function runRepl(opts: ReplOptions): Promise<number> {
       abortRunning('the REPL closed');
       history?.close();
       if (!terminal) {
+        // The last prompt, shown before the input ended, gets its line's end.
+        opts.output.write('\n');
         process.off('SIGINT', onProcessSigint);
         for (const l of previousSigint) process.on('SIGINT', l);
       }

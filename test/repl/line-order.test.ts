@@ -113,8 +113,11 @@ describe('runRepl while the session connects', () => {
     await seen(/D07: 1,000 rows/);
     const at = positions(text, ['Connected as demo', '42', `lender: 'demo'`, 'D07: 1,000 rows']);
     assert.ok(at.every((p) => p >= 0), text);
+    // The news is a line of its own, not the rest of the prompt's line.
+    assert.match(text, /^Connected as demo/m);
     input.end();
     assert.equal(await done, 0);
+    assert.ok(text.endsWith('\n'), 'the last prompt gets its line\'s end');
   });
 });
 
