@@ -245,7 +245,6 @@ export function openError(file: string, error: unknown): Error {
   return new SinkError(`DuckDB could not open ${file}: ${message}`, { cause: error });
 }
 
-/** chmod 0600 if the file exists and is ours (in a shared folder its owner decides). */
 /**
  * A new, empty database at `file`, owner-only from the moment it is there: made in a folder only
  * the owner can enter, then linked into place (DuckDB would create it with the umask's mode, and a
@@ -267,6 +266,7 @@ async function createPrivately(file: string): Promise<void> {
   }
 }
 
+/** chmod 0600 if the file exists and is ours (in a shared folder its owner decides). */
 async function makePrivate(path: string): Promise<void> {
   try {
     await chmod(path, PRIVATE_MODE);
