@@ -247,8 +247,9 @@ export function runRepl(opts: ReplOptions): Promise<number> {
       abortRunning('the REPL closed');
       history?.close();
       if (!terminal) {
-        // The last prompt, shown before the input ended, gets its line's end.
-        opts.output.write('\n');
+        // The last prompt, shown before the input ended, gets its line's end (after a failed
+        // connection no prompt came again).
+        if (state.connectError === undefined) opts.output.write('\n');
         process.off('SIGINT', onProcessSigint);
         for (const l of previousSigint) process.on('SIGINT', l);
       }

@@ -27,7 +27,7 @@ export async function readStateFile(path: string): Promise<StateFile> {
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new ConfigError(`The state file ${path} is not valid JSON; move it away to start the loads afresh.`);
+    throw new ConfigError(`The state file ${path} is not valid JSON; move it away to start the loads afresh (with lender sync, move its NDJSON files away too).`);
   }
   const file = parsed as Partial<StateFile>;
   if (file.version !== 1 || typeof file.datasets !== 'object' || file.datasets === null) {

@@ -3,9 +3,10 @@
 // file's length after them. A crash between the two leaves lines the state does not count: the
 // next open cuts the file back to the length its state recorded, so the page is written once.
 // A file the state has no record of is refused, not emptied: it was not written by this state
-// (another state's run, a file of the user's), unless the marker of a first page says it was.
-import { mkdir, open, stat, unlink, type FileHandle } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+// (another state's run, a file of the user's), unless the marker of a first page written under
+// this state says it was.
+import { mkdir, open, readFile, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { openPrivate } from '../core/private-files.ts';
 import { ndjsonBytes } from '../exports/ndjson.ts';
 import { fileState, type DatasetState, type StateStore } from '../exports/state.ts';
@@ -30,6 +31,12 @@ export function ndjsonFile(dir: string, code: string): string {
  * versions of changed rows, so the last line of a public_id is its latest version. */
 export function ndjsonSink(opts: NdjsonSinkOptions): Sink {
   return new NdjsonSink(opts.dir, opts.state ?? fileState(join(opts.dir, DEFAULT_STATE_FILE)));
+}
+
+/** What a first page's marker holds: which state it is written under (a state file by its path;
+ * any other store has no name that outlives the process, so its markers hold ''). */
+function storeName(store: StateStore): string {
+  return 'path' in store && typeof store.path === 'string' ? resolve(store.path) : '';
 }
 
 class NdjsonSink implements Sink {
@@ -63,7 +70,7 @@ class NdjsonSink implements Sink {
     if (state === undefined) {
       // Nothing was committed: the file's lines can only be a crashed first page's, and only when
       // its marker says so. Any other file is left as it is.
-      if (size !== undefined && size > 0 && (await sizeOf(marker)) === undefined) {
+      if (size !== undefined && size > 0 && (await readMarker(marker)) !== storeName(this.#store)) {
         throw new SinkError(
           `${path} holds ${size} bytes that the state has no record of: lender sync appends only to files it wrote ` +
             `under the same state. Move the file away, or sync with the state that wrote it.`,
@@ -82,7 +89,7 @@ class NdjsonSink implements Sink {
     if ((size ?? 0) < committed) {
       throw new SinkError(
         `${path} holds ${size ?? 0} bytes but its state records ${committed}: the file was changed outside lender sync. ` +
-          `Restore it, or remove ${dataset.key} from the state for a fresh load.`,
+          `Restore it, or move it away and remove ${dataset.key} from the state for a fresh load.`,
       );
     }
     if (size !== undefined && size > committed) {
@@ -103,7 +110,7 @@ class NdjsonSink implements Sink {
     if (file?.code !== dataset.code) throw new SinkError(`commit of ${dataset.code} without open()`);
     // Created at the first commit: a dataset that fails before any page leaves no empty file.
     if (file.handle === undefined) {
-      if (file.first) await markFirstPage(this.location(dataset));
+      if (file.first) await markFirstPage(this.location(dataset), storeName(this.#store));
       file.handle = await openPrivate(this.location(dataset), 'a');
     }
     if (rows.length > 0) {
@@ -135,15 +142,31 @@ function firstPageMarker(path: string): string {
   return `${path}.first-page`;
 }
 
-/** Creates the marker, durably (its folder synced too), before the file's first line is written. */
-async function markFirstPage(path: string): Promise<void> {
+/** Creates the marker, naming the state, durably (its folder synced too), before the file's first
+ * line is written. */
+async function markFirstPage(path: string, store: string): Promise<void> {
   const handle = await openPrivate(firstPageMarker(path), 'w');
-  await handle.close();
+  try {
+    await writeFile(handle, store);
+    await handle.datasync();
+  } finally {
+    await handle.close();
+  }
   const dir = await open(dirname(path), 'r');
   try {
     await dir.sync();
   } finally {
     await dir.close();
+  }
+}
+
+/** The state a marker names; undefined without a marker. */
+async function readMarker(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
   }
 }
 

@@ -121,6 +121,23 @@ describe('runRepl while the session connects', () => {
   });
 });
 
+describe('runRepl when the session cannot connect, input piped', () => {
+  it('says so on a line of its own, ends with it, and exits 1', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let text = '';
+    output.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+    const done = runRepl({
+      session: Promise.reject(new Error('the service is not there')), connectingTo: 'nowhere', input, output,
+      terminal: false, env: {}, historyFile: undefined, version: 'test',
+    });
+    assert.equal(await done, 1);
+    await new Promise((r) => setImmediate(r));
+    assert.match(text, /^Could not connect: Error: the service is not there\n$/m);
+    assert.ok(text.endsWith('Could not connect: Error: the service is not there\n'), JSON.stringify(text.slice(-80)));
+  });
+});
+
 describe('LineGate', () => {
   /** Enough of a REPLServer: the 'line' listeners the gate takes over, and 'exit'. */
   function fakeServer(): { server: REPLServer; ran: string[]; finishers: Map<string, () => void>; gate: LineGate } {

@@ -187,19 +187,24 @@ describe('workers sharing a backfill through PostgreSQL leases', () => {
       const held = (await tableThere()) && (await parts()).some((p) => p.status === 'leased' && p.owner?.split(':')[1] === String(frozen.child.pid) && p.pages >= 1 && p.pages <= 8);
       if (held) {
         frozen.child.kill('SIGSTOP');
+        // A statement sent just before the stop reaches its backend within moments: look again after.
+        await new Promise((r) => setTimeout(r, 100));
         if ((await busyBackends()) === 0) break;
         frozen.child.kill('SIGCONT');
       }
       await new Promise((r) => setTimeout(r, 20));
     }
     const other = start(frozenArgs, frozenEnv);
-    let otherExit: Exit;
+    let raced: Exit | 'stuck';
     try {
-      otherExit = await other.exit;
+      // Bounded: were the frozen worker inside a transaction after all, the other could not take its part.
+      raced = await Promise.race([other.exit, new Promise<'stuck'>((r) => setTimeout(() => r('stuck'), 60_000).unref())]);
     } finally {
       frozen.child.kill('SIGCONT');
     }
+    const otherExit = await other.exit;
     const frozenExit = await frozen.exit;
+    assert.notEqual(raced, 'stuck', 'the second worker did not finish within 60 s while the first was frozen');
     for (const [name, e] of [['the worker that took over', otherExit], ['the frozen worker', frozenExit]] as const) {
       scan.capture(name, e.stdout + e.stderr);
       assert.equal(e.code, 0, `${name} failed: ${e.stderr.slice(-800)}`);

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { memoryState, type DatasetState, type StateStore } from '../../src/exports/state.ts';
+import { fileState, memoryState, type DatasetState, type StateStore } from '../../src/exports/state.ts';
 import { SinkError } from '../../src/sinks/errors.ts';
 import { ndjsonSink } from '../../src/sinks/ndjson-sink.ts';
 import type { SinkDataset } from '../../src/sinks/sink.ts';
@@ -91,6 +91,30 @@ describe('ndjsonSink', () => {
     await empty.commit({ dataset: D08, rows: [row(1)], state: stateAt(1) });
     await empty.close();
     assert.deepEqual(JSON.parse(readFileSync(join(out, 'D08.ndjson'), 'utf8')), row(1));
+  });
+
+  it('a marker left by a crash just after the first state was saved is stale: only its own state may cut the file, and it keeps it', async () => {
+    const out = join(dir, 'stale-marker');
+    const file = join(out, 'D07.ndjson');
+    const own = fileState(join(out, 'own.json'));
+    const sink = ndjsonSink({ dir: out, state: own });
+    await sink.open(D07);
+    await sink.commit({ dataset: D07, rows: [row(1)], state: stateAt(1) });
+    await sink.close();
+    // The crash: the state is saved, the marker not yet removed (it names the state it was written under).
+    writeFileSync(`${file}.first-page`, resolve(own.path));
+    const before = readFileSync(file, 'utf8');
+
+    const other = ndjsonSink({ dir: out, state: fileState(join(out, 'other.json')) });
+    await assert.rejects(other.open(D07), (e: unknown) => e instanceof SinkError && /no record of/.test(e.message));
+    await other.close();
+    assert.equal(readFileSync(file, 'utf8'), before, 'another state does not take the marker for its own');
+
+    const again = ndjsonSink({ dir: out, state: fileState(join(out, 'own.json')) });
+    assert.equal((await again.open(D07))?.fileBytes, Buffer.byteLength(before));
+    await again.close();
+    assert.equal(readFileSync(file, 'utf8'), before);
+    assert.equal(existsSync(`${file}.first-page`), false, 'its own state removes the stale marker');
   });
 
   it('refuses a file shorter than its state says, naming it, and leaves it as it is', async () => {

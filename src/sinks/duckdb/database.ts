@@ -245,11 +245,15 @@ export function openError(file: string, error: unknown): Error {
   return new SinkError(`DuckDB could not open ${file}: ${message}`, { cause: error });
 }
 
+/** link() refused by a filesystem without hard links (FAT, many network and FUSE ones). */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV']);
+
 /**
  * A new, empty database at `file`, owner-only from the moment it is there: made in a folder only
  * the owner can enter, then linked into place (DuckDB would create it with the umask's mode, and a
  * handle opened before a chmod outlives it; nor does DuckDB take an empty file as a database).
- * A file another process made meanwhile is left to it.
+ * A file another process made meanwhile is left to it. Where the filesystem has no hard links,
+ * DuckDB creates the file itself and it is made owner-only just after, as the caller does anyway.
  */
 async function createPrivately(file: string): Promise<void> {
   const { DuckDBInstance } = await import('@duckdb/node-api');
@@ -259,7 +263,7 @@ async function createPrivately(file: string): Promise<void> {
     (await DuckDBInstance.create(fresh, SETTINGS)).closeSync();
     await chmod(fresh, PRIVATE_MODE);
     await link(fresh, file).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EEXIST') throw error;
+      if (error.code !== 'EEXIST' && !NO_HARD_LINKS.has(error.code ?? '')) throw error;
     });
   } finally {
     await rm(dir, { recursive: true, force: true });
