@@ -1,21 +1,13 @@
 // The file operations a state lock is made of: creating a file exclusively with its text already
 // in it, reading one with its age, removing one only while it still holds the text it was read
 // with, and clearing the temporaries that a process killed mid-create left beside a lock.
-import { link, open, readFile, unlink } from 'node:fs/promises';
+import { link, open, unlink } from 'node:fs/promises';
 import { basename } from 'node:path';
+import { readTextIfThere, unlinkIfThere } from '../core/optional-files.ts';
 import { openPrivate } from '../core/private-files.ts';
 import { isStale, parseHolder } from './lock-holder.ts';
 import { disown, own, type Owned } from './lock-registry.ts';
 import { siblingsMatching } from './temp-siblings.ts';
-
-async function readText(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-}
 
 export interface Found {
   text: string;
@@ -50,10 +42,8 @@ export function isBeingCreated(found: Found): boolean {
 
 /** Removes the file if it still holds `text`: another run's lock is never removed by mistake. */
 export async function unlinkIfSame(path: string, text: string): Promise<void> {
-  if ((await readText(path)) !== text) return;
-  await unlink(path).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOENT') throw error;
-  });
+  if ((await readTextIfThere(path)) !== text) return;
+  await unlinkIfThere(path);
 }
 
 let temps = 0;

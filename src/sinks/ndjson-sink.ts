@@ -5,8 +5,9 @@
 // A file the state has no record of is refused, not emptied: it was not written by this state
 // (another state's run, a file of the user's), unless the marker of a first page written under
 // this state says it was.
-import { mkdir, open, readFile, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { readTextIfThere, unlinkIfThere } from '../core/optional-files.ts';
 import { openPrivate } from '../core/private-files.ts';
 import { ndjsonBytes } from '../exports/ndjson.ts';
 import { fileState, type DatasetState, type StateStore } from '../exports/state.ts';
@@ -70,7 +71,7 @@ class NdjsonSink implements Sink {
     if (state === undefined) {
       // Nothing was committed: the file's lines can only be a crashed first page's, and only when
       // its marker says so. Any other file is left as it is.
-      if (size !== undefined && size > 0 && (await readMarker(marker)) !== storeName(this.#store)) {
+      if (size !== undefined && size > 0 && (await readTextIfThere(marker)) !== storeName(this.#store)) {
         throw new SinkError(
           `${path} holds ${size} bytes that the state has no record of: lender sync appends only to files it wrote ` +
             `under the same state. Move the file away, or sync with the state that wrote it.`,
@@ -157,24 +158,6 @@ async function markFirstPage(path: string, store: string): Promise<void> {
     await dir.sync();
   } finally {
     await dir.close();
-  }
-}
-
-/** The state a marker names; undefined without a marker. */
-async function readMarker(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-}
-
-async function unlinkIfThere(path: string): Promise<void> {
-  try {
-    await unlink(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
 }
 
