@@ -1,7 +1,8 @@
 // Files holding personal data or state come out mode 0600 under the usual umask 022 (which would
 // leave a plain file 0644), and files that existed with a looser mode are tightened: sync's data
-// files (a new DuckDB database from its first moment), its state file and lock, `export --state`'s state file, rejects files, REPL history. What is
-// not a regular file (a terminal, a pipe: `--rejects /dev/stderr`) keeps its mode.
+// files (a new DuckDB database from its first moment), its state file and lock, `export --state`'s
+// state file, rejects files, REPL history. What is not a regular file (a terminal, a pipe:
+// `--rejects /dev/stderr`) keeps its mode.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
