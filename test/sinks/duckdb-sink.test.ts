@@ -24,7 +24,7 @@ import { initialColumns, MISMATCH_COLUMN, rowValues, TableShape } from '../../sr
 import { appendRows, ROWS_PER_TURN, rowsToObserve } from '../../src/sinks/duckdb/append-rows.ts';
 import { KeySet } from '../../src/sinks/duckdb/key-set.ts';
 import { columnTypeOfSql, DUCKDB_NAMING, hasRowid, mergeSql, MISMATCH, tableColumn } from '../../src/sinks/duckdb/sql.ts';
-import { DuckDbLockedError, duckdbSink, type DuckDbSink } from '../../src/sinks/duckdb-sink.ts';
+import { DuckDbLockedError, duckdbSink, type DuckDbSink, type DuckDbSinkOptions } from '../../src/sinks/duckdb-sink.ts';
 import { SinkError } from '../../src/sinks/errors.ts';
 import type { SinkDataset, SinkNotice } from '../../src/sinks/sink.ts';
 import { sync } from '../../src/sinks/sync.ts';
@@ -44,6 +44,16 @@ after(async () => {
 
 let files = 0;
 const newFile = (): string => join(dir, `db-${(files += 1)}`, 'lender.duckdb');
+
+/** Runs `use` on a sink opened with `opts`, and closes it whatever happens. */
+async function withSink(opts: DuckDbSinkOptions, use: (sink: DuckDbSink) => Promise<void>): Promise<void> {
+  const sink = duckdbSink(opts);
+  try {
+    await use(sink);
+  } finally {
+    await sink.close();
+  }
+}
 
 function dataset(code: string, identity: 'key' | 'content' = 'key', cursorField = 'updated_at'): SinkDataset {
   return { code, section: 'S9', key: code, cursorField, identity };
@@ -334,8 +344,7 @@ describe('sync() into DuckDB', () => {
 
 describe('commits', () => {
   test('a page is upserted by identity: of versions in a page the newest wins (ties: the later), an older version never replaces a newer one', async () => {
-    const sink = duckdbSink({ path: newFile() });
-    try {
+    await withSink({ path: newFile() }, async (sink) => {
       const ds = dataset('D07');
       await sink.open(ds);
       const row = (id: string, updated: string, amount: number) => ({ public_id: id, updated_at: updated, amount, payment_status: 'SUCCESS' });
@@ -351,14 +360,11 @@ describe('commits', () => {
         { public_id: 'c', amount: 5n, payment_status: null },
       ]);
       assert.equal((await sink.open(ds))?.highWater?.value, 'v3');
-    } finally {
-      await sink.close();
-    }
+    });
   });
 
   test("instants keep their microseconds; a 'content' identity keeps distinct rows that share a public_id", async () => {
-    const sink = duckdbSink({ path: newFile() });
-    try {
+    await withSink({ path: newFile() }, async (sink) => {
       const ds = dataset('D16', 'content');
       await sink.open(ds);
       const rows = [
@@ -370,15 +376,12 @@ describe('commits', () => {
       await sink.commit({ dataset: ds, rows: rows.slice(0, 1), state: state('D16', 'y') });
       const stored = await sink.query(`SELECT stage, strftime(updated_at, '%Y-%m-%dT%H:%M:%S.%fZ') AS at FROM d16 ORDER BY stage`);
       assert.deepEqual(stored, [{ stage: 'CONTACTED', at: '2025-01-02T03:04:05.123456Z' }, { stage: 'NEW', at: '2025-01-02T03:04:05.123456Z' }]);
-    } finally {
-      await sink.close();
-    }
+    });
   });
 
   test('an empty page commits its state; a dataset gets its table with its first rows or once its load completes', async () => {
     const path = newFile();
-    const sink = duckdbSink({ path });
-    try {
+    await withSink({ path }, async (sink) => {
       const ds = dataset('D05', 'key', 'created_at');
       assert.equal(await sink.open(ds), undefined);
       await sink.commit({ dataset: ds, rows: [], state: state('D05', null, true) });
@@ -387,28 +390,22 @@ describe('commits', () => {
       await sink.commit({ dataset: ds, rows: [], state: state('D05', null) });
       const columns = await sink.query(`SELECT column_name AS c FROM duckdb_columns() WHERE table_name = 'd05'`);
       assert.deepEqual(columns.map((r) => r.c), ['public_id', 'created_at', MISMATCH_COLUMN]);
-    } finally {
-      await sink.close();
-    }
+    });
   });
 
   test('query() gives a column named __proto__ or toString as a field of its row', async () => {
-    const sink = duckdbSink({ path: newFile() });
-    try {
+    await withSink({ path: newFile() }, async (sink) => {
       const ds = dataset('D47');
       await sink.open(ds);
       await sink.commit({ dataset: ds, rows: [JSON.parse('{"public_id":"a","updated_at":"2025-01-01T00:00:00Z","__proto__":1,"toString":2}') as ExportRow], state: state('D47', 'one') });
       const [row] = await sink.query('SELECT "__proto__", "toString", public_id FROM d47');
       assert.deepEqual(Object.entries(row!), [['__proto__', 1n], ['toString', 2n], ['public_id', 'a']]);
       assert.equal(Object.getPrototypeOf(row), Object.prototype);
-    } finally {
-      await sink.close();
-    }
+    });
   });
 
   test('a date its month does not have is text, not an instant: the pages go in, the value kept', async () => {
-    const sink = duckdbSink({ path: newFile() });
-    try {
+    await withSink({ path: newFile() }, async (sink) => {
       const ds = dataset('D09');
       await sink.open(ds);
       await sink.commit({ dataset: ds, rows: [{ public_id: 'a', updated_at: '2024-02-29T00:00:00Z', due: '2023-02-29T00:00:00Z' }], state: state('D09', 'one') });
@@ -420,14 +417,11 @@ describe('commits', () => {
         { public_id: 'a', due: '2023-02-29T00:00:00Z', m: null },
         { public_id: 'b', due: '2024-04-31T00:00:00Z', m: '{"updated_at":"2023-02-29T00:00:00Z"}' },
       ]);
-    } finally {
-      await sink.close();
-    }
+    });
   });
 
   test('a failed commit writes nothing, and the next page goes in', async () => {
-    const sink = duckdbSink({ path: newFile() });
-    try {
+    await withSink({ path: newFile() }, async (sink) => {
       const ds = dataset('D08');
       await sink.open(ds);
       await sink.commit({ dataset: ds, rows: [{ public_id: 'a', updated_at: '2025-01-01T00:00:00.000Z', amount: 1 }], state: state('D08', 'one') });
@@ -448,9 +442,7 @@ describe('commits', () => {
       await sink.commit({ dataset: ds, rows: [{ public_id: 'd', updated_at: '2025-01-01T00:00:00.000Z', extra: true }], state: state('D08', 'four') });
       assert.deepEqual(await sink.query(`SELECT public_id, extra FROM d08 ORDER BY 1`), [{ public_id: 'a', extra: null }, { public_id: 'd', extra: true }]);
       assert.equal((await sink.open(ds))?.highWater?.value, 'four');
-    } finally {
-      await sink.close();
-    }
+    });
   });
 });
 
@@ -484,8 +476,7 @@ describe('wide tables', () => {
     assert.equal(child.signal, 'SIGKILL');
     assert.ok(statSync(`${path}.wal`).size > 0, 'the crash left the log to replay');
 
-    const sink = duckdbSink({ path });
-    try {
+    await withSink({ path }, async (sink) => {
       const ds = dataset('D99');
       assert.equal((await sink.open(ds))?.highWater?.value, 'three');
       const columns = await sink.query(`SELECT column_name AS c FROM duckdb_columns() WHERE table_name = 'd99'`);
@@ -505,9 +496,7 @@ describe('wide tables', () => {
       await sink.commit({ dataset: ds, rows: Array.from({ length: 3000 }, (_, i) => wideRow(6000 + i, 1)), state: state('D99', 'four') });
       await sink.query('CHECKPOINT');
       assert.deepEqual(await sink.query('SELECT count(*) AS n FROM d99'), [{ n: 9000n }]);
-    } finally {
-      await sink.close();
-    }
+    });
   });
 });
 
@@ -523,8 +512,7 @@ describe('large values', () => {
     const path = newFile();
     const ds = dataset('D42');
     const written = new Map<string, ExportRow>();
-    const sink = duckdbSink({ path });
-    try {
+    await withSink({ path }, async (sink) => {
       await sink.open(ds);
       // The last page has the first page's identities, a day newer: merged.
       for (const [page, from] of [[0, 0], [1, 1000], [2, 0]] as const) {
@@ -538,9 +526,7 @@ describe('large values', () => {
       assert.match(limit, /^\d+(\.\d+)? MiB$/);
       assert.ok(Number.parseFloat(limit) > 32, `the memory limit was raised: ${limit}`);
       await sink.query('CHECKPOINT');
-    } finally {
-      await sink.close();
-    }
+    });
     const again = duckdbSink({ path });
     try {
       assert.equal((await again.open(ds))?.highWater?.value, '2');
@@ -692,22 +678,18 @@ describe('one row per identity, without an index', () => {
   });
 
   test('a NULL cursor: a stored row without one is replaced by any version, a version without one replaces only such a row', async () => {
-    const sink = duckdbSink({ path: newFile() });
-    try {
+    await withSink({ path: newFile() }, async (sink) => {
       const ds = dataset('D07');
       await sink.open(ds);
       await sink.commit({ dataset: ds, rows: [row('a', null, 1), row('b', 5, 1), row('c', null, 1)], state: state('D07', '1') });
       await sink.commit({ dataset: ds, rows: [row('a', 1, 2), row('b', null, 2), row('c', null, 2)], state: state('D07', '2') });
       assert.deepEqual(Object.fromEntries(await amounts(sink)), { a: 2, b: 1, c: 2 });
       await assertUnique(sink, 'd07', 'public_id');
-    } finally {
-      await sink.close();
-    }
+    });
   });
 
   test('rows written through query() are seen by the next commit; a failed commit leaves no identity behind', async () => {
-    const sink = duckdbSink({ path: newFile() });
-    try {
+    await withSink({ path: newFile() }, async (sink) => {
       const ds = dataset('D07');
       await sink.open(ds);
       await sink.commit({ dataset: ds, rows: [row('a', 1, 1)], state: state('D07', '1') });
@@ -719,9 +701,7 @@ describe('one row per identity, without an index', () => {
       await sink.commit({ dataset: ds, rows: [row('new', 4, 4)], state: state('D07', '3') });
       assert.deepEqual(Object.fromEntries(await amounts(sink)), { 'a': 1, 'by-hand': 2, 'new': 4 });
       await assertUnique(sink, 'd07', 'public_id');
-    } finally {
-      await sink.close();
-    }
+    });
   });
 
   test('tables made by hand: without a primary key, with one (an earlier version of the sink), with a key that is not text', async () => {
@@ -737,8 +717,7 @@ describe('one row per identity, without an index', () => {
       INSERT INTO d12 VALUES ('00000000-0000-0000-0000-00000000000a', '${at(1)}', 1)`);
     conn.closeSync();
     raw.closeSync();
-    const sink = duckdbSink({ path });
-    try {
+    await withSink({ path }, async (sink) => {
       for (const [code, stored] of [['D10', 'a'], ['D11', 'a'], ['D12', '00000000-0000-0000-0000-00000000000a']] as const) {
         const ds = dataset(code);
         await sink.open(ds);
@@ -747,9 +726,7 @@ describe('one row per identity, without an index', () => {
         const got = await sink.query(`SELECT CAST(public_id AS VARCHAR) AS id, amount FROM ${code.toLowerCase()} ORDER BY 1`);
         assert.deepEqual(got.map((r) => `${r.id}=${r.amount}`), [`${stored}=2`, '00000000-0000-0000-0000-00000000000b=2'].sort(), code);
       }
-    } finally {
-      await sink.close();
-    }
+    });
   });
 });
 
@@ -795,8 +772,7 @@ describe('schema evolution', () => {
     raw.closeSync();
 
     const notices: SinkNotice[] = [];
-    const sink = duckdbSink({ path, onNotice: (n) => notices.push(n) });
-    try {
+    await withSink({ path, onNotice: (n) => notices.push(n) }, async (sink) => {
       await sink.open(ds);
       const at = '2025-02-01T00:00:00.000Z';
       await sink.commit({ dataset: ds, rows: [{ public_id: 'a', updated_at: at, amount: 10, plan: { n: 1 } }], state: state('D09', '1') });
@@ -819,9 +795,7 @@ describe('schema evolution', () => {
         'D09 type-changed d09: amount had a text value in a bigint column; such values are kept in _mismatched',
         'D09 type-changed d09: note had a bigint value in a text column; such values are kept in _mismatched',
       ]);
-    } finally {
-      await sink.close();
-    }
+    });
 
     // Another run reads the columns back from the file: nothing new to tell.
     const again: SinkNotice[] = [];
@@ -843,8 +817,7 @@ describe('fields DuckDB cannot give a column', () => {
     const ds = dataset('D09');
     const at = (d: number) => `2025-02-0${d}T00:00:00.000Z`;
     const notices: SinkNotice[] = [];
-    const sink = duckdbSink({ path, onNotice: (n) => notices.push(n) });
-    try {
+    await withSink({ path, onNotice: (n) => notices.push(n) }, async (sink) => {
       await sink.open(ds);
       await sink.commit({ dataset: ds, rows: [{ public_id: 'a', updated_at: at(1), amount: 10 }], state: state('D09', '1') });
       await sink.commit({ dataset: ds, rows: [{ public_id: 'b', updated_at: at(1), amount: 20, Amount: 21, _Mismatched: 'x', '': 'e', 'a\u0000b': 1 }], state: state('D09', '2') });
@@ -868,9 +841,7 @@ describe('fields DuckDB cannot give a column', () => {
         'd09: a\u0000b gets no column (a NUL in the name); its values are kept in _mismatched',
         'd09: AMOUNT gets no column (DuckDB compares column names without case, and the column amount has this one); its values are kept in _mismatched',
       ]);
-    } finally {
-      await sink.close();
-    }
+    });
     // The next run reads the table back and goes on.
     const again: SinkNotice[] = [];
     const next = duckdbSink({ path, onNotice: (n) => again.push(n) });
