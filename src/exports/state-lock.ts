@@ -27,8 +27,9 @@ export class StateLockedError extends LenderError {
   readonly holder: LockHolder | undefined;
   /** The lock file names no holder yet but is recent: a run is writing it right now. */
   readonly creating: boolean;
-  constructor(lockPath: string, holder: LockHolder | undefined, creating = false) {
-    super(lockedMessage(lockPath, holder, creating));
+  /** `subject`: what the lock guards, as the message names it ("the state" by default). */
+  constructor(lockPath: string, holder: LockHolder | undefined, creating = false, subject = 'the state') {
+    super(lockedMessage(lockPath, holder, creating, subject));
     this.lockPath = lockPath;
     this.holder = holder;
     this.creating = holder === undefined && creating;
@@ -36,16 +37,16 @@ export class StateLockedError extends LenderError {
 }
 
 /** One line: the CLI prints it as is. */
-function lockedMessage(lockPath: string, holder: LockHolder | undefined, creating: boolean): string {
+function lockedMessage(lockPath: string, holder: LockHolder | undefined, creating: boolean, subject: string): string {
   if (holder === undefined && creating) {
-    return `the state's lock file ${lockPath} is being created by another run; wait for that run to end.`;
+    return `the lock file ${lockPath} of ${subject} is being created by another run; wait for that run to end.`;
   }
   if (holder === undefined) {
-    return `the state is locked by ${lockPath}, which names no holder; if no other sync or export of this state is running, delete that file.`;
+    return `${subject} is locked by ${lockPath}, which names no holder; if no other run is using ${subject}, delete that file.`;
   }
   const who = `pid ${holder.pid} on host ${holder.host}, started ${holder.startedAt}; lock file ${lockPath}`;
-  if (holder.host === hostname()) return `the state is in use by another run (${who}); wait for it to end.`;
-  return `the state is in use by a run on another host (${who}); such a lock is never taken over automatically: ` +
+  if (holder.host === hostname()) return `${subject} is in use by another run (${who}); wait for it to end.`;
+  return `${subject} is in use by a run on another host (${who}); such a lock is never taken over automatically: ` +
     `if that process has ended, delete the lock file.`;
 }
 
@@ -55,9 +56,9 @@ export function lockPathOf(statePath: string): string {
 }
 
 /** The refusal for a lock file found holding `found` (undefined: gone meanwhile). */
-function lockedBy(lockPath: string, found: Found | undefined): StateLockedError {
+function lockedBy(lockPath: string, found: Found | undefined, subject: string): StateLockedError {
   const holder = parseHolder(found?.text);
-  return new StateLockedError(lockPath, holder, holder === undefined && found !== undefined && isBeingCreated(found));
+  return new StateLockedError(lockPath, holder, holder === undefined && found !== undefined && isBeingCreated(found), subject);
 }
 
 /**
@@ -66,7 +67,7 @@ function lockedBy(lockPath: string, found: Found | undefined): StateLockedError 
  * `<lock>.takeover`, is created exclusively too; a live process holding it is taking the lock over
  * right now, and is the holder this run reports.
  */
-async function removeStale(lockPath: string, staleText: string, ownText: string): Promise<void> {
+async function removeStale(lockPath: string, staleText: string, ownText: string, subject: string): Promise<void> {
   const guard = `${lockPath}.takeover`;
   const entry = await createExclusive(guard, ownText);
   if (entry === undefined) {
@@ -74,13 +75,13 @@ async function removeStale(lockPath: string, staleText: string, ownText: string)
     if (found === undefined) return;
     const taker = parseHolder(found.text);
     if (taker === undefined) {
-      if (isBeingCreated(found)) throw new StateLockedError(lockPath, undefined, true);
+      if (isBeingCreated(found)) throw new StateLockedError(lockPath, undefined, true, subject);
       // A guard left unwritten by a taker that died creating it in place.
       await unlinkIfSame(guard, found.text);
     } else if (isStale(guard, found.text, taker)) {
       await unlinkIfSame(guard, found.text);
     } else {
-      throw new StateLockedError(lockPath, taker);
+      throw new StateLockedError(lockPath, taker, false, subject);
     }
     return;
   }
@@ -92,8 +93,9 @@ async function removeStale(lockPath: string, staleText: string, ownText: string)
   }
 }
 
-/** Takes the lock at `lockPath`, taking over a dead holder's; rejects with StateLockedError. */
-export async function acquireStateLock(lockPath: string): Promise<StateLock> {
+/** Takes the lock at `lockPath`, taking over a dead holder's; rejects with StateLockedError, whose
+ * message names what the lock guards as `subject`. */
+export async function acquireStateLock(lockPath: string, subject = 'the state'): Promise<StateLock> {
   await mkdir(dirname(lockPath), { recursive: true });
   await removeOrphanTemps(lockPath);
   const holder: LockHolder = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), ...selfIdentity() };
@@ -105,10 +107,10 @@ export async function acquireStateLock(lockPath: string): Promise<StateLock> {
     const found = await readFound(lockPath);
     if (found === undefined) continue;
     const other = parseHolder(found.text);
-    if (other === undefined || !isStale(lockPath, found.text, other)) throw lockedBy(lockPath, found);
-    await removeStale(lockPath, found.text, text);
+    if (other === undefined || !isStale(lockPath, found.text, other)) throw lockedBy(lockPath, found, subject);
+    await removeStale(lockPath, found.text, text, subject);
   }
-  throw lockedBy(lockPath, await readFound(lockPath));
+  throw lockedBy(lockPath, await readFound(lockPath), subject);
 }
 
 function hold(entry: Owned, holder: LockHolder): StateLock {

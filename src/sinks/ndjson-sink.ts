@@ -4,12 +4,14 @@
 // next open cuts the file back to the length its state recorded, so the page is written once.
 // A file the state has no record of is refused, not emptied: it was not written by this state
 // (another state's run, a file of the user's), unless the marker of a first page written under
-// this state says it was.
+// this state says it was. Each file is locked while a run writes it (`<code>.ndjson.lock`), so
+// two runs under different states cannot append to it, or cut each other's lines, at once.
 import { mkdir, open, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { readTextIfThere, unlinkIfThere } from '../core/optional-files.ts';
 import { openPrivate } from '../core/private-files.ts';
 import { ndjsonBytes } from '../exports/ndjson.ts';
+import { acquireStateLock, type StateLock } from '../exports/state-lock.ts';
 import { fileState, type DatasetState, type StateStore } from '../exports/state.ts';
 import { SinkError } from './errors.ts';
 import type { Sink, SinkDataset, SinkPage } from './sink.ts';
@@ -44,8 +46,9 @@ class NdjsonSink implements Sink {
   readonly target: string;
   readonly #dir: string;
   readonly #store: StateStore;
-  /** The file being written: opened at the first commit of a dataset. `first`: no state yet. */
-  #file: { code: string; handle: FileHandle | undefined; bytes: number; first: boolean } | undefined;
+  /** The file being written, locked at open() and opened at the first commit of its dataset.
+   * `first`: no state yet. */
+  #file: { code: string; lock: StateLock; handle: FileHandle | undefined; bytes: number; first: boolean } | undefined;
 
   constructor(dir: string, store: StateStore) {
     this.target = dir;
@@ -64,8 +67,21 @@ class NdjsonSink implements Sink {
   async open(dataset: SinkDataset): Promise<DatasetState | undefined> {
     await this.#closeFile();
     await mkdir(this.#dir, { recursive: true });
-    const state = await this.#store.load(dataset.key);
     const path = this.location(dataset);
+    const lock = await acquireStateLock(`${path}.lock`, `the file ${path}`);
+    try {
+      const { state, bytes, first } = await this.#prepare(dataset, path);
+      this.#file = { code: dataset.code, lock, handle: undefined, bytes, first };
+      return state;
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
+  }
+
+  /** Loads the dataset's state and brings its file back to what that state records. */
+  async #prepare(dataset: SinkDataset, path: string): Promise<{ state: DatasetState | undefined; bytes: number; first: boolean }> {
+    const state = await this.#store.load(dataset.key);
     const size = await sizeOf(path);
     const marker = firstPageMarker(path);
     if (state === undefined) {
@@ -84,8 +100,7 @@ class NdjsonSink implements Sink {
     const committed = state === undefined ? 0 : state.fileBytes;
     if (committed === undefined) {
       // A state written before file lengths were recorded: keep whole lines, as that version did.
-      this.#file = { code: dataset.code, handle: undefined, bytes: size === undefined ? 0 : await cutTornLine(path, size), first: false };
-      return state;
+      return { state, bytes: size === undefined ? 0 : await cutTornLine(path, size), first: false };
     }
     if ((size ?? 0) < committed) {
       throw new SinkError(
@@ -102,8 +117,7 @@ class NdjsonSink implements Sink {
         await handle.close();
       }
     }
-    this.#file = { code: dataset.code, handle: undefined, bytes: committed, first: state === undefined };
-    return state;
+    return { state, bytes: committed, first: state === undefined };
   }
 
   async commit({ dataset, rows, state }: SinkPage): Promise<void> {
@@ -132,9 +146,13 @@ class NdjsonSink implements Sink {
   }
 
   async #closeFile(): Promise<void> {
-    const handle = this.#file?.handle;
+    const file = this.#file;
     this.#file = undefined;
-    await handle?.close();
+    try {
+      await file?.handle?.close();
+    } finally {
+      await file?.lock.release();
+    }
   }
 }
 

@@ -189,7 +189,7 @@ test('a lock file that names no holder is refused and left alone', async (t) => 
     await age(lockPath, 60_000);
     await assert.rejects(fileState(path).lock(), (error: Error) => {
       isLocked(lockPath, undefined)(error);
-      assert.match(error.message, /names no holder; if no other sync or export of this state is running, delete that file\.$/);
+      assert.match(error.message, /names no holder; if no other run is using the state, delete that file\.$/);
       return true;
     });
     assert.equal(await readFile(lockPath, 'utf8'), text);
@@ -253,7 +253,7 @@ test('a lock file still empty or half written is being created by another run; o
     await assert.rejects(fileState(path).lock(), (error: Error) => {
       isLocked(lockPath, undefined)(error);
       assert.equal((error as StateLockedError).creating, true);
-      assert.equal(error.message, `the state's lock file ${lockPath} is being created by another run; wait for that run to end.`);
+      assert.equal(error.message, `the lock file ${lockPath} of the state is being created by another run; wait for that run to end.`);
       return true;
     });
     assert.equal(await readFile(lockPath, 'utf8'), text, 'not taken over');
@@ -262,7 +262,7 @@ test('a lock file still empty or half written is being created by another run; o
     await assert.rejects(fileState(path).lock(), (error: Error) => {
       isLocked(lockPath, undefined)(error);
       assert.equal((error as StateLockedError).creating, false);
-      assert.match(error.message, /names no holder; if no other sync or export of this state is running, delete that file\.$/);
+      assert.match(error.message, /names no holder; if no other run is using the state, delete that file\.$/);
       return true;
     });
     assert.equal(await readFile(lockPath, 'utf8'), text);

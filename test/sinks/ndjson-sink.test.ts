@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { StateLockedError } from '../../src/exports/state-lock.ts';
 import { fileState, memoryState, type DatasetState, type StateStore } from '../../src/exports/state.ts';
 import { SinkError } from '../../src/sinks/errors.ts';
 import { ndjsonSink } from '../../src/sinks/ndjson-sink.ts';
@@ -143,6 +144,37 @@ describe('ndjsonSink', () => {
     await again.commit({ dataset: D07, rows: [row(2)], state: stateAt(2) });
     await again.close();
     assert.deepEqual(readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l)), [row(1), row(2)]);
+  });
+
+  it('a file is locked while a run writes it: a run under another state is refused, and its lines left alone', async () => {
+    const out = join(dir, 'locked');
+    const file = join(out, 'D07.ndjson');
+    const store = memoryState();
+    const first = ndjsonSink({ dir: out, state: store });
+    await first.open(D07);
+    await first.commit({ dataset: D07, rows: [row(1)], state: stateAt(1) });
+    const written = readFileSync(file, 'utf8');
+
+    const second = ndjsonSink({ dir: out, state: fileState(join(dir, 'locked-other.json')) });
+    await assert.rejects(second.open(D07), (error: Error) => {
+      assert.ok(error instanceof StateLockedError, String(error));
+      assert.equal(error.lockPath, `${file}.lock`);
+      assert.equal(error.holder?.pid, process.pid);
+      assert.match(error.message, new RegExp(`^the file ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is in use by another run \\(pid ${process.pid} `));
+      return true;
+    });
+    await second.close();
+    assert.equal(readFileSync(file, 'utf8'), written, 'the refused run changed nothing');
+    await first.commit({ dataset: D07, rows: [row(2)], state: stateAt(2) });
+    await first.close();
+    assert.equal(existsSync(`${file}.lock`), false, 'the lock goes with the run');
+
+    // Its run over, the file is still not the other state's to write.
+    await assert.rejects(second.open(D07), /has no record of/);
+    assert.equal(existsSync(`${file}.lock`), false, 'a refused open leaves no lock');
+    const resumed = ndjsonSink({ dir: out, state: store });
+    assert.equal((await resumed.open(D07))?.fileBytes, statSync(file).size, 'the state that wrote it goes on');
+    await resumed.close();
   });
 
   it('a commit without open() is refused', async () => {
