@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -337,6 +337,37 @@ describe('sync() into DuckDB', () => {
     if (existsSync(`${path}.wal`)) assert.equal(statSync(`${path}.wal`).mode & 0o777, 0o600);
     // Where DuckDB writes what does not fit in its memory limit: made before DuckDB uses it.
     assert.equal(statSync(`${path}.tmp`).mode & 0o777, 0o700);
+  });
+});
+
+describe('a new database file', () => {
+  test('is made in a private folder of its own beside it; such folders left by a killed process are removed', async () => {
+    const path = newFile();
+    const folder = dirname(path);
+    mkdirSync(folder);
+    // A pid no process has: a child that has exited.
+    const child = spawnSync(process.execPath, ['-e', '']);
+    assert.equal(child.status, 0);
+    const dead = child.pid!;
+    const left = (pid: number, suffix: string, ageMs: number): string => {
+      const name = `.lender-new-${pid}-${suffix}`;
+      mkdirSync(join(folder, name));
+      writeFileSync(join(folder, name, 'lender.duckdb'), '');
+      const at = (Date.now() - ageMs) / 1000;
+      utimesSync(join(folder, name), at, at);
+      return name;
+    };
+    left(dead, 'aaaaaa', 2 * 60_000); // removed: its process is gone
+    const justNow = left(dead, 'bbbbbb', 0); // kept: maybe a process this one cannot see, still at it
+    const alive = left(process.pid, 'cccccc', 2 * 60_000);
+    left(process.pid, 'dddddd', 2 * 3_600_000); // removed: too old to be at it, whoever
+    const other = '.lender-new-notes';
+    mkdirSync(join(folder, other));
+    await withSink({ path }, async (sink) => {
+      await sink.lock().then((hold) => hold.release());
+    });
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    assert.deepEqual(readdirSync(folder).filter((name) => name.startsWith('.lender-new-')).sort(), [justNow, alive, other].sort());
   });
 });
 

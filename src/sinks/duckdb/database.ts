@@ -6,10 +6,12 @@
 // @duckdb/node-api is imported only here, lazily: importing the library never loads native code.
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { closeSync, existsSync, fchmodSync, openSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
-import { chmod, link, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
+import { chmod, link, mkdir, mkdtemp, realpath, rm, stat } from 'node:fs/promises';
 import { totalmem } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { PRIVATE_MODE } from '../../core/private-files.ts';
+import { processAlive } from '../../exports/lock-holder.ts';
+import { siblingsMatching } from '../../exports/temp-siblings.ts';
 import { SinkError } from '../errors.ts';
 import { stateTableSql } from './sql.ts';
 import { Writer } from './writer.ts';
@@ -257,7 +259,8 @@ const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDE
  */
 async function createPrivately(file: string): Promise<void> {
   const { DuckDBInstance } = await import('@duckdb/node-api');
-  const dir = await mkdtemp(join(dirname(file), '.lender-new-'));
+  await removeOrphanNewDirs(file);
+  const dir = await mkdtemp(join(dirname(file), `${NEW_DIR_PREFIX}${process.pid}-`));
   try {
     const fresh = join(dir, basename(file));
     (await DuckDBInstance.create(fresh, SETTINGS)).closeSync();
@@ -267,6 +270,27 @@ async function createPrivately(file: string): Promise<void> {
     });
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The private folders new databases are made in, beside them: `.lender-new-<pid>-XXXXXX`. */
+const NEW_DIR_PREFIX = '.lender-new-';
+/** Making a database there takes moments: a folder a minute old whose process is gone is an
+ * orphan (a minute, for a process this one cannot see, in another container sharing the folder),
+ * and so is one an hour old, whoever made it. */
+const NEW_DIR_DEAD_MS = 60 * 1000;
+const NEW_DIR_ORPHAN_MS = 60 * 60 * 1000;
+
+/** Removes the folders of processes killed while they made a database; never fails the sync. */
+async function removeOrphanNewDirs(file: string): Promise<void> {
+  for (const { path, match } of await siblingsMatching(file, NEW_DIR_PREFIX, /^(\d+)-[^/]{6}$/)) {
+    try {
+      const age = Date.now() - (await stat(path)).mtimeMs;
+      const orphan = age > NEW_DIR_ORPHAN_MS || (age > NEW_DIR_DEAD_MS && !processAlive(Number(match[1])));
+      if (orphan) await rm(path, { recursive: true, force: true });
+    } catch {
+      // Gone meanwhile, or not ours to remove: left as it is.
+    }
   }
 }
 
