@@ -51,6 +51,7 @@ export {
   type Sink, type SinkDataset, type SinkNotice, type SinkPage,
 } from './sinks/index.ts';
 export type { DurationValue } from './core/options.ts';
+export { FileError } from './core/file-errors.ts';
 
 // ---- state stores (resume and incremental loads) and their lock
 export {

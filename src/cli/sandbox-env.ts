@@ -2,10 +2,11 @@
 // variables the client reads), printed on stdout and kept while the sandbox runs in a file only
 // its owner can read, so a second shell gets them with `eval "$(lender sandbox --env)"`: that
 // command finds the file of the running sandbox, prints it and exits.
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ENV } from '../client/config.ts';
+import { makeFolder } from '../core/make-folder.ts';
 import { openPrivate } from '../core/private-files.ts';
 import { selfIdentity, stillRunning } from '../exports/lock-holder.ts';
 
@@ -43,7 +44,7 @@ export function exportLines(authUrl: string, login: EnvLogin, caFile: string): s
 const HEADER = /^# lender sandbox pid (\d+)(?: start (\d+))?(?: boot ([\w-]+))? at (\S+)\n/;
 
 export async function writeEnvFile(path: string, authUrl: string, lines: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  await makeFolder(dirname(path), 0o700);
   const handle = await openPrivate(path, 'w');
   const { processStart, bootId } = selfIdentity();
   const identity = `${processStart === undefined ? '' : ` start ${processStart}`}${bootId === undefined || !/^[\w-]+$/.test(bootId) ? '' : ` boot ${bootId}`}`;

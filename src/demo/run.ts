@@ -4,12 +4,12 @@
 // question about the payments in SQL. A second run against the same folder is an incremental sync
 // (the state is in the database): the sandbox is started with the same seed, so the lender and
 // its data are the same, and the re-pushed portfolio carries fresh timestamps.
-import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createAccountWriter } from '../accounts/account-writer.ts';
 import { setFlags } from '../accounts/flags.ts';
 import { writeAll } from '../accounts/write-all.ts';
 import { datasetInfo } from '../core/catalog.ts';
+import { makeFolder } from '../core/make-folder.ts';
 import type { LenderClient } from '../client/client.ts';
 import { connect } from '../connect.ts';
 import { duckdbSink } from '../sinks/duckdb-sink.ts';
@@ -95,7 +95,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     };
   })();
   const out = resolve(opts.out);
-  await mkdir(out, { recursive: true });
+  await makeFolder(out);
   const rejectsFile = join(out, 'rejects.ndjson');
   const database = join(out, DEMO_DATABASE);
   const portfolio = samplePortfolio(opts.records ?? DEFAULT_PORTFOLIO_SIZE);

@@ -1,8 +1,10 @@
 // The state file on disk: reading and checking it, rewriting it atomically, and clearing the
 // temporaries that writers killed mid-save left beside it. The store around it is in state.ts.
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ConfigError } from '../core/errors.ts';
+import { aboutFile, codeOf, FileError } from '../core/file-errors.ts';
+import { makeFolder } from '../core/make-folder.ts';
 import { openPrivate } from '../core/private-files.ts';
 import { processAlive } from './lock-holder.ts';
 import type { DatasetState } from './state.ts';
@@ -20,8 +22,8 @@ export async function readStateFile(path: string): Promise<StateFile> {
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, datasets: {} };
-    throw error;
+    if (codeOf(error) === 'ENOENT') return { version: 1, datasets: {} };
+    throw new FileError('read the state file', path, error);
   }
   let parsed: unknown;
   try {
@@ -41,12 +43,22 @@ export async function readStateFile(path: string): Promise<StateFile> {
  * fsynced, then renamed over the old one, so a crash leaves the previous state or the new one.
  */
 export async function writeStateFile(path: string, file: StateFile, n: number): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+  await makeFolder(dirname(path));
+  await aboutFile('write the state file', path, () => replace(path, JSON.stringify(file, null, 1), n));
+  // The rename itself is durable only once the folder's entry is flushed (where supported).
+  const dir = await open(dirname(path), 'r').catch(() => undefined);
+  if (dir !== undefined) {
+    await dir.sync().catch(() => undefined);
+    await dir.close();
+  }
+}
+
+async function replace(path: string, text: string, n: number): Promise<void> {
   const tmp = join(dirname(path), tempName(basename(path), process.pid, n));
   // Renamed over the state, so its mode becomes the state file's: owner only.
   const handle = await openPrivate(tmp, 'w');
   try {
-    await handle.writeFile(JSON.stringify(file, null, 1));
+    await handle.writeFile(text);
     await handle.sync();
   } catch (error) {
     await handle.close();
@@ -55,12 +67,6 @@ export async function writeStateFile(path: string, file: StateFile, n: number): 
   }
   await handle.close();
   await rename(tmp, path);
-  // The rename itself is durable only once the folder's entry is flushed (where supported).
-  const dir = await open(dirname(path), 'r').catch(() => undefined);
-  if (dir !== undefined) {
-    await dir.sync().catch(() => undefined);
-    await dir.close();
-  }
 }
 
 /** `.<name>.<pid>.<n>.tmp`: the pid says which process may still be writing it. */

@@ -4,10 +4,11 @@
 // "bootId"?}. A lock whose process is gone on this host is taken over; one from another host (a
 // shared folder) never is, since its process cannot be checked from here. Who holds a lock is in
 // lock-holder.ts, its file operations in lock-files.ts, its removal at exit in lock-registry.ts.
-import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { LenderError } from '../core/errors.ts';
+import { aboutFile } from '../core/file-errors.ts';
+import { makeFolder } from '../core/make-folder.ts';
 import { createExclusive, isBeingCreated, readFound, removeOrphanTemps, unlinkIfSame, type Found } from './lock-files.ts';
 import { isStale, parseHolder, selfIdentity, type LockHolder } from './lock-holder.ts';
 import { disown, type Owned } from './lock-registry.ts';
@@ -69,7 +70,7 @@ function lockedBy(lockPath: string, found: Found | undefined, subject: string): 
  */
 async function removeStale(lockPath: string, staleText: string, ownText: string, subject: string): Promise<void> {
   const guard = `${lockPath}.takeover`;
-  const entry = await createExclusive(guard, ownText);
+  const entry = await aboutFile('create the lock file', guard, () => createExclusive(guard, ownText));
   if (entry === undefined) {
     const found = await readFound(guard);
     if (found === undefined) return;
@@ -96,13 +97,13 @@ async function removeStale(lockPath: string, staleText: string, ownText: string,
 /** Takes the lock at `lockPath`, taking over a dead holder's; rejects with StateLockedError, whose
  * message names what the lock guards as `subject`. */
 export async function acquireStateLock(lockPath: string, subject = 'the state'): Promise<StateLock> {
-  await mkdir(dirname(lockPath), { recursive: true });
+  await makeFolder(dirname(lockPath));
   await removeOrphanTemps(lockPath);
   const holder: LockHolder = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), ...selfIdentity() };
   const text = `${JSON.stringify(holder)}\n`;
   // Each turn takes the lock, refuses, or saw a lock go away; only constant churn needs more.
   for (let turn = 0; turn < 5; turn += 1) {
-    const entry = await createExclusive(lockPath, text);
+    const entry = await aboutFile('create the lock file', lockPath, () => createExclusive(lockPath, text));
     if (entry !== undefined) return hold(entry, holder);
     const found = await readFound(lockPath);
     if (found === undefined) continue;

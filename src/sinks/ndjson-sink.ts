@@ -6,8 +6,10 @@
 // (another state's run, a file of the user's), unless the marker of a first page written under
 // this state says it was. Each file is locked while a run writes it (`<code>.ndjson.lock`), so
 // two runs under different states cannot append to it, or cut each other's lines, at once.
-import { mkdir, open, stat, writeFile, type FileHandle } from 'node:fs/promises';
+import { open, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { aboutFile } from '../core/file-errors.ts';
+import { makeFolder } from '../core/make-folder.ts';
 import { readTextIfThere, unlinkIfThere } from '../core/optional-files.ts';
 import { openPrivate } from '../core/private-files.ts';
 import { ndjsonBytes } from '../exports/ndjson.ts';
@@ -66,7 +68,7 @@ class NdjsonSink implements Sink {
 
   async open(dataset: SinkDataset): Promise<DatasetState | undefined> {
     await this.#closeFile();
-    await mkdir(this.#dir, { recursive: true });
+    await makeFolder(this.#dir);
     const path = this.location(dataset);
     const lock = await acquireStateLock(`${path}.lock`, `the file ${path}`);
     try {
@@ -130,8 +132,13 @@ class NdjsonSink implements Sink {
     }
     if (rows.length > 0) {
       const bytes = ndjsonBytes(rows);
-      await file.handle.write(bytes);
-      await file.handle.datasync();
+      const { handle } = file;
+      // appendFile writes until every byte is written: one write() may write fewer without an
+      // error (a disk filling up, a file size limit), and the state would count bytes never written.
+      await aboutFile('write', this.location(dataset), async () => {
+        await handle.appendFile(bytes);
+        await handle.datasync();
+      });
       file.bytes += bytes.length;
     }
     await this.#store.save(dataset.key, { ...state, fileBytes: file.bytes });

@@ -4,10 +4,10 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Agent, request } from 'undici';
 import { LenderClient } from '../../src/client/client.ts';
@@ -191,6 +191,33 @@ test('Ctrl-C (SIGINT) stops cleanly with the state saved; the re-run completes',
   for (const code of CODES) assert.deepEqual([...new Set(files.get(code))].sort(), [...new Set(expected.get(code))].sort(), code);
   // A clean stop saves the page it wrote, so the re-run repeats nothing.
   assert.equal(await totalLines(out), total, `stopped at ${linesAtStop} lines`);
+});
+
+test('a disk that fills up mid-page (here a file size limit): the sync fails naming the file, the re-run cuts the part written and completes', async () => {
+  const out = join(dir, 'full');
+  const expected = await expectedRows();
+  const total = [...expected.values()].reduce((n, rows) => n + rows.length, 0);
+  // `ulimit -f`: a write across the limit writes what fits without an error (a short write), the
+  // next one fails with EFBIG, as a disk filling up gives a short write then ENOSPC.
+  const limitKb = 200;
+  const args = ['--import', 'tsx', MAIN, 'sync', '--out', out, '--datasets', CODES.join(','), '--limit', '40'];
+  const limited = await run(spawn('bash', ['-c', `ulimit -f ${limitKb} && exec "$0" "$@"`, process.execPath, ...args], {
+    env, stdio: ['ignore', 'pipe', 'pipe'],
+  }));
+  assert.equal(limited.code, 1, limited.stderr);
+  const full = /cannot write (\S+\.ndjson): file too large \(EFBIG\)/.exec(limited.stderr);
+  assert.ok(full !== null, limited.stderr);
+  // The state counts only bytes that are in the file: a short write is written out, or fails.
+  const state = JSON.parse(await readFile(join(out, '.lender-state.json'), 'utf8')) as { datasets: Record<string, { fileBytes?: number }> };
+  const recorded = state.datasets[basename(full[1]!, '.ndjson')]?.fileBytes;
+  assert.ok(recorded !== undefined && recorded > 0, 'pages were committed before the file was full');
+  assert.ok(recorded < limitKb * 1024, `${recorded} bytes recorded`);
+  assert.equal(statSync(full[1]!).size, limitKb * 1024, 'the file reached the limit');
+  const final = await run(startSync(out));
+  assert.equal(final.code, 0, final.stderr);
+  const files = await fileLines(out);
+  for (const code of CODES) assert.deepEqual([...files.get(code)!].sort(), [...expected.get(code)!].sort(), code);
+  assert.equal(await totalLines(out), total);
 });
 
 test('a dataset that fails does not stop the others: named on stderr and under "failed", exit 1', async () => {

@@ -9,6 +9,8 @@ import { closeSync, existsSync, fchmodSync, openSync, rmdirSync, statSync, unlin
 import { chmod, link, mkdir, mkdtemp, realpath, rm, stat } from 'node:fs/promises';
 import { totalmem } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { aboutFile, FileError } from '../../core/file-errors.ts';
+import { makeFolder } from '../../core/make-folder.ts';
 import { PRIVATE_MODE } from '../../core/private-files.ts';
 import { processAlive } from '../../exports/lock-holder.ts';
 import { siblingsMatching } from '../../exports/temp-siblings.ts';
@@ -96,7 +98,7 @@ const OPEN_FILES: Set<string> = ((globalThis as Record<symbol, unknown>)[Symbol.
 /** Opens (creating it, and its folder, if missing) the database file for writing. */
 export async function openDatabase(path: string): Promise<Database> {
   const file = resolve(path);
-  await mkdir(dirname(file), { recursive: true });
+  await makeFolder(dirname(file));
   // The claim names the file whatever path led to it (a symlinked folder, a relative path).
   const claim = join(await realpath(dirname(file)), basename(file));
   if (OPEN_FILES.has(claim)) throw new DuckDbLockedError(file, { thisProcess: true });
@@ -118,7 +120,8 @@ export async function openDatabase(path: string): Promise<Database> {
     writer?.closeSync();
     instance?.closeSync();
     OPEN_FILES.delete(claim);
-    throw error instanceof SinkError ? error : new SinkError(`DuckDB could not open ${file}: ${messageOf(error)}`, { cause: error });
+    if (error instanceof SinkError) throw error;
+    throw new SinkError(error instanceof FileError ? error.message : `DuckDB could not open ${file}: ${messageOf(error)}`, { cause: error });
   }
   const db = instance;
   const conn = writer;
@@ -260,7 +263,7 @@ const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDE
 async function createPrivately(file: string): Promise<void> {
   const { DuckDBInstance } = await import('@duckdb/node-api');
   await removeOrphanNewDirs(file);
-  const dir = await mkdtemp(join(dirname(file), `${NEW_DIR_PREFIX}${process.pid}-`));
+  const dir = await aboutFile('create', file, () => mkdtemp(join(dirname(file), `${NEW_DIR_PREFIX}${process.pid}-`)));
   try {
     const fresh = join(dir, basename(file));
     (await DuckDBInstance.create(fresh, SETTINGS)).closeSync();

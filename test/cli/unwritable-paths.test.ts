@@ -1,0 +1,73 @@
+// A path the commands cannot write is named in one line with the system's reason: the path the
+// user gave (not a temporary file beside it) and the true cause. Node's recursive mkdir reports
+// ENOENT on a read-only file system; the read-only folder here is a real one, a tmpfs mounted
+// read-only in a mount namespace of the command's own (`unshare`, which needs no privilege where
+// user namespaces are enabled, as on Debian).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
+
+const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+
+let t: TestSandbox;
+let dir: string;
+let readOnly: string;
+let env: NodeJS.ProcessEnv;
+
+before(async () => {
+  t = await startTestSandbox({ seed: 6, scale: 20 });
+  dir = await mkdtemp(join(tmpdir(), 'lender-unwritable-'));
+  readOnly = join(dir, 'read-only');
+  env = { PATH: process.env.PATH, ...t.cliEnv(dir) };
+});
+
+after(async () => {
+  await t?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Runs the CLI; with `inReadOnly`, where `readOnly` is a read-only tmpfs. */
+async function cli(args: string[], inReadOnly: boolean): Promise<{ code: number | null; stderr: string }> {
+  const node = [process.execPath, '--import', 'tsx', MAIN, ...args];
+  const child = inReadOnly
+    ? spawn('unshare', ['--user', '--map-root-user', '--mount', 'sh', '-c',
+      'mkdir -p "$0" && mount -t tmpfs -o ro tmpfs "$0" && exec "$@"', readOnly, ...node], { env, stdio: ['ignore', 'ignore', 'pipe'] })
+    : spawn(node[0]!, node.slice(1), { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stderr };
+}
+
+test('a read-only folder: sync into NDJSON, sync into DuckDB and export --state name the path and EROFS', async () => {
+  const cases: [string[], string][] = [
+    [['sync', '--datasets', 'D07', '--to', `ndjson:${readOnly}/out`], `lender sync: cannot create the folder ${readOnly}/out: read-only file system (EROFS)`],
+    [['sync', '--datasets', 'D07', '--to', `ndjson:${readOnly}`], `lender sync: cannot create the lock file ${readOnly}/.lender-state.json.lock: read-only file system (EROFS)`],
+    [['sync', '--datasets', 'D07', '--to', `duckdb:${readOnly}/sub/lender.duckdb`], `lender sync: cannot create the folder ${readOnly}/sub: read-only file system (EROFS)`],
+    [['sync', '--datasets', 'D07', '--to', `duckdb:${readOnly}/lender.duckdb`], `lender sync: cannot create ${readOnly}/lender.duckdb: read-only file system (EROFS)`],
+    [['export', 'D07', '--state', `${readOnly}/d07.json`], `lender export: cannot create the lock file ${readOnly}/d07.json.lock: read-only file system (EROFS)`],
+  ];
+  for (const [args, line] of cases) {
+    const run = await cli(args, true);
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(run.stderr, `${line}\n`, args.join(' '));
+  }
+  assert.equal(existsSync(join(readOnly, 'out')), false, 'the mount was the command\'s own');
+});
+
+test('a file where a folder should be: the folder named, and why', async () => {
+  const file = join(dir, 'a-file');
+  writeFileSync(file, 'not a folder\n');
+  const run = await cli(['export', 'D07', '--state', join(file, 'd07.json')], false);
+  assert.equal(run.code, 1, run.stderr);
+  assert.equal(run.stderr, `lender export: cannot create the folder ${file}: file already exists (EEXIST)\n`);
+  const deeper = await cli(['sync', '--datasets', 'D07', '--to', `ndjson:${join(file, 'sub', 'out')}`], false);
+  assert.equal(deeper.code, 1, deeper.stderr);
+  assert.match(deeper.stderr, new RegExp(`^lender sync: cannot create the folder ${file}/sub/out: not a directory \\(ENOTDIR\\)\\n$`));
+});
