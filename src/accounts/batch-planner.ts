@@ -113,6 +113,21 @@ export class BatchPlanner<E extends PlannedEntry> {
     this.#promoteParked();
   }
 
+  /** Every record not yet sent (open, sealed and waiting, parked); the planner holds none of them
+   * after. For a writer that stops: the batches in flight are the writer's to account for. */
+  takeUnsent(): E[] {
+    const unsent = [...(this.#open?.entries ?? []), ...this.#ready.flatMap((batch) => batch.entries), ...this.#parked];
+    for (const batch of this.#ready) {
+      for (const key of batch.keys) this.#held.delete(key);
+    }
+    this.#open = undefined;
+    this.#ready.length = 0;
+    this.#readyRecords = 0;
+    this.#parked = [];
+    this.#parkedKeys.clear();
+    return unsent;
+  }
+
   #mustPark(key: string): boolean {
     return this.#held.has(key) || this.#parkedKeys.has(key);
   }

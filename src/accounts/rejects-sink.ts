@@ -7,6 +7,7 @@
 // text of its start, and the line says so by having no `record` field.
 import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
+import { FileError } from '../core/file-errors.ts';
 import { privateWriteStream } from '../core/private-files.ts';
 import { isNestedDeeperThan, MAX_RECORD_DEPTH } from './nesting.ts';
 import { previewValue } from './preview.ts';
@@ -29,9 +30,13 @@ export function rejectLine<E extends { readonly record?: unknown }>(entry: E): s
 export class RejectsSink {
   readonly #stream: Writable | NodeJS.WritableStream;
   readonly #owned: boolean;
+  /** The file this sink opened. */
+  readonly #path: string | undefined;
+  #closing: Promise<void> | undefined;
 
   constructor(target: Writable | NodeJS.WritableStream | string) {
     this.#owned = typeof target === 'string';
+    this.#path = typeof target === 'string' ? target : undefined;
     // Rejected records are personal data in clear (names, national ids, phones): owner-only.
     this.#stream = typeof target === 'string' ? privateWriteStream(target, 'w') : target;
   }
@@ -45,18 +50,25 @@ export class RejectsSink {
     this.#stream.once('drain', listener);
   }
 
+  /** A file's failure names it (a full disk, a folder that is not there). */
   onError(listener: (error: Error) => void): void {
-    this.#stream.on('error', listener);
+    const path = this.#path;
+    this.#stream.on('error', (error: Error) => listener(path === undefined ? error : new FileError('write the rejects file', path, error)));
   }
 
-  /** Ends a file this sink opened (and waits until it is on disk); a caller's stream stays open. */
-  async close(): Promise<void> {
-    if (!this.#owned) return;
-    const stream = this.#stream as Writable;
-    stream.end();
-    await finished(stream);
+  /** Ends a file this sink opened (and waits until it is on disk); a caller's stream stays open.
+   * Called again, it waits for the same end. */
+  close(): Promise<void> {
+    if (!this.#owned) return Promise.resolve();
+    if (this.#closing === undefined) {
+      const stream = this.#stream as Writable;
+      stream.end();
+      this.#closing = finished(stream);
+    }
+    return this.#closing;
   }
 
+  /** Discards a file this sink opened, with any line not yet written: for a file that failed. */
   destroy(): void {
     if (this.#owned) (this.#stream as Writable).destroy();
   }

@@ -10,6 +10,10 @@
 //
 // Memory: the write callback is held back while `maxBuffered` records are held, so write()
 // returns false and a fast source waits for the service.
+//
+// Stopping (the signal, destroy(), a failure): requests in flight are aborted, and every record the
+// writer holds is rejected as `stopped`, those whose request was in flight saying the service may
+// have applied them; the rejects file is then ended, not discarded, so it holds every reject.
 import { Writable } from 'node:stream';
 import type { AccountsRequestOptions, RefreshEvent, RetryEvent, RetryPolicy, ServiceApi } from '../core/api.ts';
 import { ConfigError, LenderError, ValidationError } from '../core/errors.ts';
@@ -24,8 +28,9 @@ import { MalformedRecord, SourceRecord, type SourcePosition } from './source-rec
 
 /** Why a record was rejected: `invalid` failed client-side validation, `malformed` is not a record
  * at all, `server` was named in the service's 400, `failed` was in a batch still failing when its
- * delivery deadline (or its attempts) ran out. */
-export type RejectReason = 'invalid' | 'malformed' | 'server' | 'failed';
+ * delivery deadline (or its attempts) ran out, `stopped` was held by the writer when it stopped
+ * (its signal, destroy(), a failure) before the service accepted it. */
+export type RejectReason = 'invalid' | 'malformed' | 'server' | 'failed' | 'stopped';
 
 /** A record the writer did not deliver, emitted as `reject` and written to the rejects file: where it came from, why, and the messages. */
 export interface RejectEvent {
@@ -140,9 +145,12 @@ function serialise(value: unknown): string | { error: string } {
   try {
     return JSON.stringify(value);
   } catch (error) {
-    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    return { error: `record cannot be written as JSON: ${reason}` };
+    return { error: `record cannot be written as JSON: ${messageLine(error)}` };
   }
+}
+
+function messageLine(error: unknown): string {
+  return error instanceof Error ? error.message.split('\n')[0]! : String(error);
 }
 
 function isPlainObject(value: unknown): boolean {
@@ -191,6 +199,11 @@ export class RecordWriter<T> extends Writable {
   #timer: NodeJS.Timeout | undefined;
   #heldCallback: ((error?: Error | null) => void) | undefined;
   #rejectsBlocked = false;
+  #rejectsFailed = false;
+  /** Records of batches in flight not yet accepted or rejected. */
+  readonly #unsettled = new Set<Entry<T>>();
+  /** Set when the writer stops: nothing is counted after its records were reported as stopped. */
+  #stopped = false;
   #finishing = false;
   #finalCallback: ((error?: Error | null) => void) | undefined;
 
@@ -212,7 +225,10 @@ export class RecordWriter<T> extends Writable {
     this.#deliveryTimeoutMs = deliveryTimeoutOption(opts.deliveryTimeoutMs);
     if (opts.rejects !== undefined) {
       this.#rejects = new RejectsSink(opts.rejects);
-      this.#rejects.onError((error) => this.destroy(error));
+      this.#rejects.onError((error) => {
+        this.#rejectsFailed = true;
+        this.destroy(error);
+      });
     }
     this.#userSignal = opts.signal;
     if (opts.signal?.aborted) queueMicrotask(this.#onUserAbort);
@@ -249,7 +265,13 @@ export class RecordWriter<T> extends Writable {
     }
     const position = chunk instanceof SourceRecord ? chunk.position : undefined;
     const input = chunk instanceof SourceRecord ? chunk.value : chunk;
-    const result = this.#validate!(input);
+    let result: ReturnType<Validator<T>>;
+    try {
+      result = this.#validate!(input);
+    } catch (error) {
+      // A getter or a Proxy that throws when read: one bad record, not a reason to stop.
+      result = { ok: false, errors: [`record cannot be read: ${messageLine(error)}`] };
+    }
     if (!result.ok) {
       const reason = isPlainObject(input) ? 'invalid' : 'malformed';
       this.#reject({ index, ...position, reason, errors: result.errors, record: input });
@@ -292,8 +314,26 @@ export class RecordWriter<T> extends Writable {
     this.#clearFlushTimer();
     this.#detach();
     this.#abort.abort(error ?? new Error('writer destroyed'));
-    this.#rejects?.destroy();
-    callback(error);
+    this.#rejectHeld();
+    const rejects = this.#rejects;
+    if (rejects === undefined || this.#rejectsFailed) {
+      rejects?.destroy();
+      callback(error);
+      return;
+    }
+    // Ended, not destroyed: a destroyed file stream drops the lines still queued.
+    rejects.close().then(() => callback(error), (closeError: Error) => callback(error ?? closeError));
+  }
+
+  /** Rejects every record held (once, as the writer stops): those whose request was in flight,
+   * then those not sent, in write order within each. */
+  #rejectHeld(): void {
+    if (this.#stopped) return;
+    const inFlight = [...this.#unsettled].sort((a, b) => a.index - b.index);
+    const unsent = this.#planner.takeUnsent().sort((a, b) => a.index - b.index);
+    for (const entry of inFlight) this.#rejectEntry(entry, 'stopped', ['stopped while its request was in flight: the service may have applied it']);
+    for (const entry of unsent) this.#rejectEntry(entry, 'stopped', ['stopped before it was sent']);
+    this.#stopped = true;
   }
 
   // ---- backpressure
@@ -344,6 +384,7 @@ export class RecordWriter<T> extends Writable {
       if (batch === undefined) break;
       this.#inFlight += 1;
       this.#summary.batches += 1;
+      for (const entry of batch.entries) this.#unsettled.add(entry);
       this.#deliver(batch).then(
         (event) => this.#settled(batch, event),
         (error: unknown) => this.destroy(error instanceof Error ? error : new Error(String(error))),
@@ -403,10 +444,8 @@ export class RecordWriter<T> extends Writable {
       };
       try {
         await this.#kind.send(this.#api, entries.map((entry) => entry.value), opts);
-        event.accepted += entries.length;
-        this.#summary.accepted += entries.length;
       } catch (error) {
-        if (this.#abort.signal.aborted || !(error instanceof LenderError)) throw error;
+        if (this.#stopped || this.#abort.signal.aborted || !(error instanceof LenderError)) throw error;
         if (error instanceof ValidationError) {
           const plan = planAfterValidationError(entries, error.failures, (entry) => entry.accountId, error.message, group.resentAfterNamingNone);
           for (const { entry, errors } of plan.rejected) this.#rejectEntry(entry, 'server', errors);
@@ -420,7 +459,13 @@ export class RecordWriter<T> extends Writable {
           for (const entry of entries) this.#rejectEntry(entry, 'failed', [error.message]);
           event.rejected += entries.length;
         }
+        continue;
       }
+      // An answer that arrives once the writer has stopped: its records were reported as stopped.
+      if (this.#stopped) throw new Error('writer stopped');
+      for (const entry of entries) this.#unsettled.delete(entry);
+      event.accepted += entries.length;
+      this.#summary.accepted += entries.length;
     }
     return event;
   }
@@ -434,14 +479,16 @@ export class RecordWriter<T> extends Writable {
   // ---- rejects
 
   #rejectEntry(entry: Entry<T>, reason: RejectReason, errors: string[]): void {
+    this.#unsettled.delete(entry);
     this.#reject({ index: entry.index, ...entry.position, reason, errors, record: entry.input });
   }
 
   #reject(event: RejectEvent): void {
+    if (this.#stopped) return;
     this.#summary.rejected += 1;
     this.#summary.rejectedByReason[event.reason] = (this.#summary.rejectedByReason[event.reason] ?? 0) + 1;
     this.emit('reject', event);
-    if (this.#rejects !== undefined && !this.#rejects.write(event) && !this.#rejectsBlocked) {
+    if (this.#rejects !== undefined && !this.#rejectsFailed && !this.#rejects.write(event) && !this.#rejectsBlocked) {
       this.#rejectsBlocked = true;
       this.#rejects.onceDrained(() => {
         this.#rejectsBlocked = false;

@@ -1,7 +1,7 @@
 // What `lender push` and `lender flag` share: arguments, reading NDJSON or JSON records from a
 // file or stdin, the writer, progress on stderr, one summary JSON line on stdout, the exit code.
 import { durationFlag, integerFlag, parseCommandArgs, progressFlag } from './args.ts';
-import { constants, createReadStream } from 'node:fs';
+import { constants, createReadStream, fstatSync, type Stats } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { Readable, addAbortSignal } from 'node:stream';
 import type { ServiceApi } from '../core/api.ts';
@@ -46,14 +46,17 @@ Output:
                         {"index","line"|"element","reason","errors","record"}; a record JSON
                         cannot hold (nested too deeply, say) is "recordPreview", its first
                         200 characters, instead of "record". Without it, the first
-                        ${SHOWN_REJECTS} rejects are named on stderr (position, reason, errors)
+                        ${SHOWN_REJECTS} rejects are named on stderr (position, reason, errors).
+                        Not the input file: it would be emptied before it is read
   --progress            progress on stderr even when it is not a terminal
 
 A summary JSON line goes to stdout: {"received","accepted","rejected","rejectedByReason",
 "batches","requests","retries","bytes"}, plus "sourceError" when the input could not be read to
-the end. Reasons: invalid (refused by validation, never sent), malformed (not a record: a line
-that is not JSON or not UTF-8, a value that is not an object), server (named in the service's
-400), failed (its batch still failed at --delivery-timeout or --max-attempts). A record nested
+the end; it comes also when the run fails or is stopped part way. Reasons: invalid (refused by
+validation, never sent), malformed (not a record: a line that is not JSON or not UTF-8, a value
+that is not an object), server (named in the service's 400), failed (its batch still failed at
+--delivery-timeout or --max-attempts), stopped (held when the run stopped, by Ctrl-C or a
+failure: never sent, or sent and unanswered, which the service may have applied). A record nested
 more than 64 levels deep is refused by validation. A 400 that names an account not in the request
 is reported on stderr ("warning: ... which was not in it"), and the records it did not name are
 sent again.
@@ -92,12 +95,38 @@ async function checkReadable(path: string): Promise<void> {
   }
 }
 
+/** The rejects file must not be the input: opening it for writing would empty the input first.
+ * `input`: the input file, or stdin's file when stdin is one (`< file`). */
+async function checkRejectsFile(rejects: string, input: Stats | undefined): Promise<void> {
+  if (input === undefined || !input.isFile()) return;
+  let target: Stats;
+  try {
+    target = await stat(rejects);
+  } catch {
+    return; // not there yet (or not reachable: opening it will say why)
+  }
+  if (target.dev === input.dev && target.ino === input.ino) {
+    throw new UsageError(`--rejects ${rejects} is the input file: writing rejects there would empty it first; choose another file`);
+  }
+}
+
+/** What stdin is, when it is this process's own (a file redirected with `<`, a pipe, a terminal). */
+function stdinStats(io: CommandIo): Stats | undefined {
+  if (io.stdin !== process.stdin) return undefined;
+  try {
+    return fstatSync(0);
+  } catch {
+    return undefined;
+  }
+}
+
 interface SourceErrorReport {
   message: string;
   line?: number;
   column?: number;
   offset?: number;
-  elementsRead: number;
+  /** Records read before the error (JSON input). */
+  elementsRead?: number;
 }
 
 export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], io: CommandIo): Promise<number> {
@@ -116,6 +145,7 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
   const deliveryTimeoutMs = durationFlag(values['delivery-timeout'], '--delivery-timeout');
   const file = positionals[0] ?? '-';
   if (file !== '-') await checkReadable(file);
+  if (values.rejects !== undefined) await checkRejectsFile(values.rejects, file === '-' ? stdinStats(io) : await stat(file));
 
   const connection = await connectWithin(deliveryTimeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS, io.signal, () => connectWithFlags(values, io));
   try {
@@ -170,22 +200,27 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
     // is not done), and the writer would otherwise wait for its next record.
     if (input instanceof Readable) addAbortSignal(io.signal, input);
     let sourceError: SourceErrorReport | undefined;
-    // A JSON syntax error ends the input, not the run: what was read before it is still sent.
+    // An input that cannot be read to the end (a JSON syntax error, a read that fails) ends the
+    // input, not the run: what was read before it is still sent, and the summary says so.
     async function* records(): AsyncGenerator<SourceRecord | MalformedRecord> {
       try {
         yield* readRecords(input as AsyncIterable<Buffer | string>, sourceOpts);
       } catch (error) {
-        if (!(error instanceof JsonSourceError)) throw error;
-        sourceError = { message: error.message, ...error.position, elementsRead: error.elementsRead };
+        if (io.signal.aborted) throw error;
+        sourceError = error instanceof JsonSourceError
+          ? { message: error.message, ...error.position, elementsRead: error.elementsRead }
+          : { message: `cannot read ${file === '-' ? 'stdin' : file} to the end: ${error instanceof Error ? error.message : String(error)}` };
       }
     }
 
     let stopped = false;
+    // A failure of the writer (the rejects file, the session): the summary first, then the error.
+    let failure: unknown;
     try {
       await writeAll(writer, records(), { keepRejects: false });
     } catch (error) {
-      if (!io.signal.aborted) throw error;
-      stopped = true;
+      if (io.signal.aborted) stopped = true;
+      else failure = error;
     }
     const summary = writer.summary;
     progress?.done(figures(summary));
@@ -197,6 +232,7 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
     if (unshown > 0) io.stderr.write(`lender ${spec.name}: ${unshown} more rejected records not shown; --rejects FILE keeps them all.\n`);
     if (unshownAnomalies > 0) io.stderr.write(`lender ${spec.name}: warning: ${unshownAnomalies} more requests refused naming an account not in them.\n`);
     if (sourceError !== undefined) io.stderr.write(`lender ${spec.name}: ${(sourceError as SourceErrorReport).message}\n`);
+    if (failure !== undefined) throw failure;
     if (stopped) return EXIT.interrupted;
     if (sourceError !== undefined) return EXIT.failure;
     return summary.rejected > 0 ? EXIT.rejected : EXIT.ok;

@@ -1,7 +1,7 @@
 // `lender push` and `lender flag` end to end, in-process, against a sandbox over HTTPS: summary on
 // stdout, rejects file with line numbers, exit codes, JSON sources, usage errors, help text.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -36,7 +36,7 @@ interface Run {
   stderr: string;
 }
 
-async function run(argv: string[], stdin: string | Buffer | Readable = '', env: NodeJS.ProcessEnv | undefined = undefined): Promise<Run> {
+async function run(argv: string[], stdin: string | Buffer | Readable = '', env: NodeJS.ProcessEnv | undefined = undefined, signal = new AbortController().signal): Promise<Run> {
   const out = new PassThrough();
   const err = new PassThrough();
   let stdout = '';
@@ -56,7 +56,7 @@ async function run(argv: string[], stdin: string | Buffer | Readable = '', env: 
       LENDER_CA_FILE: sandbox.caFile,
       LENDER_CREDENTIALS_FILE: join(dir, 'no-such-credentials.json'),
     },
-    signal: new AbortController().signal,
+    signal,
   };
   const code = await main(argv, io);
   return { code, stdout, stderr };
@@ -146,6 +146,69 @@ describe('lender push', () => {
     const { code, stdout } = await run(['push', '--strict'], JSON.stringify(record('CLI-4', 'D1', { birthDate: undefined })));
     assert.equal(code, 3);
     assert.deepEqual(JSON.parse(stdout).rejectedByReason, { invalid: 1 });
+  });
+});
+
+describe('lender push: a run that cannot finish still accounts for every record', () => {
+  it('--rejects naming the input file (as an argument or as stdin) is refused, the input left as it was', async () => {
+    const file = join(dir, 'same.ndjson');
+    const text = `${JSON.stringify({ status: 9 })}\n${JSON.stringify(record('SAME-1', 'A1'))}\n`;
+    await writeFile(file, text, { mode: 0o644 });
+    const named = await run(['push', file, '--rejects', join(dir, '.', 'same.ndjson')]);
+    assert.equal(named.code, 2, named.stderr);
+    assert.match(named.stderr, /--rejects .*same\.ndjson is the input file: writing rejects there would empty it first/);
+    assert.equal(named.stdout, '');
+    assert.equal(await readFile(file, 'utf8'), text);
+    assert.equal((await stat(file)).mode & 0o777, 0o644);
+    assert.deepEqual(await rows('D03', 'SAME-1'), [], 'nothing was sent');
+  });
+
+  it('an input that fails part way: what was read is sent, the summary says where it stopped (exit 1)', async () => {
+    async function* failing() {
+      yield `${JSON.stringify(record('CUT-1', 'A1'))}\n${JSON.stringify(record('CUT-1', 'A2'))}\n{"status": 9}\n`;
+      throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    }
+    const { code, stdout, stderr } = await run(['push', '-'], Readable.from(failing()));
+    assert.equal(code, 1, stderr);
+    const summary = JSON.parse(stdout) as Record<string, unknown>;
+    assert.deepEqual([summary.received, summary.accepted, summary.rejected], [3, 2, 1]);
+    assert.deepEqual(summary.sourceError, { message: 'cannot read stdin to the end: read ECONNRESET' });
+    assert.match(stderr, /lender push: cannot read stdin to the end: read ECONNRESET\n/);
+    assert.deepEqual((await rows('D03', 'CUT-1')).map((r) => r.account_id).sort(), ['A1', 'A2']);
+  });
+
+  it('a rejects file that cannot be written: the summary still comes, then the error naming the file (exit 1)', async () => {
+    const input = [JSON.stringify(record('FULL-1', 'A1')), JSON.stringify({ status: 9 }), JSON.stringify(record('FULL-1', 'A2'))].join('\n');
+    const { code, stdout, stderr } = await run(['push', '-', '--rejects', '/dev/full'], input);
+    assert.equal(code, 1, stderr);
+    const summary = JSON.parse(stdout) as { received: number; accepted: number; rejected: number };
+    assert.equal(summary.received, summary.accepted + summary.rejected);
+    assert.match(stderr, /lender push: cannot write the rejects file \/dev\/full: no space left on device \(ENOSPC\)\n$/);
+  });
+
+  it('Ctrl-C: every record read is accepted or in the rejects file as stopped, and the summary adds up (exit 130)', async () => {
+    const rejects = join(dir, 'stopped.ndjson');
+    const controller = new AbortController();
+    const input = new PassThrough();
+    // Records, then an input that stays open, as a terminal or a pipe would.
+    for (let i = 1; i <= 30; i += 1) input.write(`${JSON.stringify(record('STOP-1', `A${i}`))}\n`);
+    const running = run(['push', '-', '--rejects', rejects], input, undefined, controller.signal);
+    await new Promise((r) => setTimeout(r, 300));
+    controller.abort();
+    const { code, stdout, stderr } = await running;
+    assert.equal(code, 130, stderr);
+    const summary = JSON.parse(stdout) as { received: number; accepted: number; rejected: number; rejectedByReason: Record<string, number>; stopped: boolean };
+    assert.equal(summary.stopped, true);
+    assert.equal(summary.received, 30);
+    assert.equal(summary.received, summary.accepted + summary.rejected);
+    const lines = (await readFile(rejects, 'utf8')).split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { reason: string; record: { accountId: string } });
+    assert.equal(lines.length, summary.rejected);
+    assert.equal(summary.rejectedByReason.stopped, summary.rejected);
+    // Each record is in the service (accepted, or in flight at the stop) or in the rejects file.
+    const stored = new Set((await rows('D03', 'STOP-1')).map((r) => String(r.account_id)));
+    const reported = new Set(lines.map((l) => l.record.accountId));
+    for (let i = 1; i <= 30; i += 1) assert.ok(stored.has(`A${i}`) || reported.has(`A${i}`), `A${i} is nowhere`);
+    assert.ok(stored.size >= summary.accepted);
   });
 });
 

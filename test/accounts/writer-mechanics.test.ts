@@ -371,6 +371,76 @@ describe('retries, abort and flags', () => {
     assert.equal(seenSignal?.aborted, true);
   });
 
+  it('a stop rejects every record held as stopped: in flight (maybe applied), sealed, open, parked; an answer after it counts nothing; the rejects file holds them all', async () => {
+    const api = new FakeService();
+    const first = gate();
+    let requests = 0;
+    api.handler = async () => {
+      requests += 1;
+      // The first request is answered only after the stop, as a response already on its way.
+      if (requests === 1) await first.promise;
+    };
+    const path = join(dir, 'stopped-rejects.ndjson');
+    const controller = new AbortController();
+    const writer = createAccountWriter(api, { batchSize: 2, concurrency: 1, maxBuffered: 100, flushInterval: 60_000, rejects: path, signal: controller.signal });
+    const rejects: RejectEvent[] = [];
+    writer.on('reject', (r: RejectEvent) => rejects.push(r));
+    const same = { debtorCompanyId: 'C-same', accountId: 'A-same', subAccountId: 'S-1' };
+    // 0,1: in flight; 2,3: sealed behind them; 4: same key as 0, parked; 5: open; 6: invalid.
+    for (const record of [account(same), account(), account(), account(), account(same), account(), account({ language: 'fr' })]) writer.write(record);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(requests, 1);
+    controller.abort(new Error('stopped by the user'));
+    const [error] = await once(writer, 'error');
+    assert.equal(error.message, 'stopped by the user');
+    first.open();
+    await new Promise((r) => setTimeout(r, 10));
+    const summary = writer.summary;
+    assert.deepEqual([summary.received, summary.accepted, summary.rejected], [7, 0, 7]);
+    assert.deepEqual(summary.rejectedByReason, { invalid: 1, stopped: 6 });
+    assert.deepEqual(rejects.map((r) => [r.index, r.reason, r.errors[0]]), [
+      [6, 'invalid', 'language must be one of en, ar'],
+      [0, 'stopped', 'stopped while its request was in flight: the service may have applied it'],
+      [1, 'stopped', 'stopped while its request was in flight: the service may have applied it'],
+      [2, 'stopped', 'stopped before it was sent'],
+      [3, 'stopped', 'stopped before it was sent'],
+      [4, 'stopped', 'stopped before it was sent'],
+      [5, 'stopped', 'stopped before it was sent'],
+    ]);
+    const lines = (await readFile(path, 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l) as RejectEvent);
+    assert.deepEqual(lines.map((l) => [l.index, l.reason]), rejects.map((r) => [r.index, r.reason]));
+  });
+
+  it('a stop while the rejects file is behind still leaves every reject line in it', async () => {
+    const api = new FakeService();
+    const path = join(dir, 'many-rejects.ndjson');
+    const controller = new AbortController();
+    const writer = createAccountWriter(api, { rejects: path, signal: controller.signal, highWaterMark: 100_000 });
+    // Invalid records with some weight each: the file stream is still writing when the stop comes.
+    const padding = 'x'.repeat(2_000);
+    for (let i = 0; i < 5_000; i += 1) writer.write({ status: 9, note: padding });
+    while (writer.summary.rejected < 1_000) await new Promise((r) => setImmediate(r));
+    const closed = new Promise((r) => writer.once('close', r));
+    controller.abort(new Error('stopped by the user'));
+    const [error] = await once(writer, 'error');
+    assert.equal(error.message, 'stopped by the user');
+    await closed;
+    const lines = (await readFile(path, 'utf8')).trimEnd().split('\n');
+    assert.ok(writer.summary.rejected > 0);
+    assert.equal(lines.length, writer.summary.rejected);
+    assert.equal(writer.summary.received, writer.summary.accepted + writer.summary.rejected);
+  });
+
+  it('a record whose getter throws is rejected as invalid; the others go on', async () => {
+    const api = new FakeService();
+    const writer = createAccountWriter(api);
+    const bad = account();
+    Object.defineProperty(bad, 'additionalData', { enumerable: true, get() { throw new Error('cannot read this'); } });
+    const rejects = await finish(writer, [account(), bad, account()]);
+    assert.deepEqual(rejects.map((r) => [r.index, r.reason, r.errors]), [[1, 'invalid', ['record cannot be read: cannot read this']]]);
+    assert.deepEqual([writer.summary.received, writer.summary.accepted, writer.summary.rejected], [3, 2, 1]);
+  });
+
   it('a failure that is not a service error (a bug) stops the writer instead of becoming rejects', async () => {
     const api = new FakeService();
     api.handler = () => {
