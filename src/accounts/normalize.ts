@@ -14,23 +14,36 @@ export type AccountOperationName = keyof typeof ACCOUNT_OPERATIONS;
 export type FlagOperationName = keyof typeof FLAG_OPERATIONS;
 
 const SERVICE_DATE = 'dd/MM/yyyy';
-// Date-only or date-time ISO 8601; the time part, when present, decides the UTC day.
+// Date-only or date-time ISO 8601; the day is the one written, whatever the time and offset.
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/;
 const INTEGER_TEXT = /^\d{1,2}$/;
 
-/** A JS Date or ISO 8601 string as the service's dd/MM/yyyy (UTC calendar day); any other value
- * unchanged. An ISO string without an offset is read as UTC, so the day written is the day given. */
+/**
+ * A JS Date or ISO 8601 string as the service's dd/MM/yyyy; any other value unchanged. These are
+ * calendar days (a birth date, a due date), so:
+ * - an ISO string gives the day it names, whatever its time and offset
+ *   (`1990-05-01T00:00:00+04:00` is 01/05/1990, not the UTC day before);
+ * - a Date at midnight in this process's time zone (what database drivers make of a DATE column)
+ *   gives that local day, and any other Date (`new Date('1990-05-01')` is UTC midnight) its UTC day.
+ */
 export function toServiceDate(value: unknown): unknown {
   if (value instanceof Date) {
-    const date = DateTime.fromJSDate(value, { zone: 'utc' });
-    return date.isValid ? date.toFormat(SERVICE_DATE) : value;
+    const utc = DateTime.fromJSDate(value, { zone: 'utc' });
+    if (!utc.isValid) return value;
+    const local = DateTime.fromJSDate(value);
+    return (isMidnight(local) && !isMidnight(utc) ? local : utc).toFormat(SERVICE_DATE);
   }
   // charCodeAt(4) === '-' first: wire-form dd/MM/yyyy dates (nearly all) skip the regex.
   if (typeof value === 'string' && value.charCodeAt(4) === 45 && ISO_DATE.test(value)) {
-    const date = DateTime.fromISO(value.replace(' ', 'T'), { zone: 'utc', setZone: false }).setZone('utc');
+    // setZone: the offset written is kept, so the day is the one written.
+    const date = DateTime.fromISO(value.replace(' ', 'T'), { zone: 'utc', setZone: true });
     return date.isValid ? date.toFormat(SERVICE_DATE) : value;
   }
   return value;
+}
+
+function isMidnight(date: DateTime): boolean {
+  return date.hour === 0 && date.minute === 0 && date.second === 0 && date.millisecond === 0;
 }
 
 /** A finite number as a plain decimal string (never exponent notation, which the service refuses). */

@@ -1,6 +1,7 @@
 // The account and status-update schemas: messages in the service's words, the required sets,
 // real dates, money, enums, countries, and the normalisation of friendly input.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { validateAccount, validateStatusUpdate } from '../../src/accounts/schema.ts';
 import { normalizeAccount, toDecimalString, toServiceDate } from '../../src/accounts/normalize.ts';
@@ -113,14 +114,28 @@ describe('account schema', () => {
 });
 
 describe('normalisation of friendly input', () => {
-  it('turns Dates and ISO dates into the UTC calendar day as dd/MM/yyyy', () => {
+  it('turns ISO dates into the day they name, and Dates into their UTC day unless at local midnight, as dd/MM/yyyy', () => {
     assert.equal(toServiceDate(new Date('2024-02-29T23:59:59Z')), '29/02/2024');
     assert.equal(toServiceDate('2024-03-01'), '01/03/2024');
-    assert.equal(toServiceDate('2024-03-01T23:30:00-05:00'), '02/03/2024');
+    assert.equal(toServiceDate('2024-03-01T23:30:00-05:00'), '01/03/2024');
+    assert.equal(toServiceDate('1990-05-01T00:00:00+04:00'), '01/05/1990');
     assert.equal(toServiceDate('2024-03-01T10:00:00.000Z'), '01/03/2024');
     assert.equal(toServiceDate('01/03/2024'), '01/03/2024');
     assert.equal(toServiceDate('2024-02-30'), '2024-02-30');
     assert.ok(Number.isNaN((toServiceDate(new Date('nope')) as Date).getTime()));
+  });
+
+  it('a Date at local midnight (a DATE column from a database driver) is that day in every time zone; one at UTC midnight its UTC day', () => {
+    // Each zone in a process of its own: the time zone is read when Node starts.
+    const script = `import { toServiceDate } from ${JSON.stringify(new URL('../../src/accounts/normalize.ts', import.meta.url).pathname)};
+      console.log(JSON.stringify([toServiceDate(new Date(1990, 4, 1)), toServiceDate(new Date('1990-05-01'))]));`;
+    for (const zone of ['Asia/Dubai', 'Asia/Riyadh', 'UTC', 'America/New_York', 'Pacific/Kiritimati', 'Pacific/Pago_Pago']) {
+      const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { env: { ...process.env, TZ: zone }, encoding: 'utf8' });
+      assert.equal(run.status, 0, run.stderr);
+      const [localMidnight, utcMidnight] = JSON.parse(run.stdout) as string[];
+      assert.equal(localMidnight, '01/05/1990', zone);
+      assert.equal(utcMidnight, '01/05/1990', zone);
+    }
   });
 
   it('turns finite numbers into plain decimal strings', () => {
