@@ -46,12 +46,20 @@ function isMidnight(date: DateTime): boolean {
   return date.hour === 0 && date.minute === 0 && date.second === 0 && date.millisecond === 0;
 }
 
-/** A finite number as a plain decimal string (never exponent notation, which the service refuses). */
+/** A finite number as a plain decimal string (never exponent notation, which the service refuses),
+ * with the digits JavaScript writes for it: 1.5e-21 is 0.0000000000000000000015, not 0. */
 export function toDecimalString(value: unknown): unknown {
   if (typeof value !== 'number' || !Number.isFinite(value)) return value;
   const text = String(value);
-  if (!/e/i.test(text)) return text;
-  return value.toLocaleString('en-US', { useGrouping: false, maximumFractionDigits: 20 });
+  const exponent = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
+  if (exponent === null) return text;
+  // JavaScript's exponent form has one digit before its point: move the point by the exponent.
+  const [, sign, first, rest = '', power] = exponent;
+  const digits = `${first}${rest}`;
+  const point = 1 + Number(power);
+  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
+  if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}`;
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
 }
 
 /** Small integer codes sent as text ("2") become numbers; the service wants JSON integers. */

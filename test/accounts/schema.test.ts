@@ -143,6 +143,12 @@ describe('normalisation of friendly input', () => {
     assert.equal(toDecimalString(0.1), '0.1');
     assert.equal(toDecimalString(1e21), '1000000000000000000000');
     assert.equal(toDecimalString(1e-7), '0.0000001');
+    assert.equal(toDecimalString(1.5e-21), '0.0000000000000000000015');
+    assert.equal(toDecimalString(-2.5e-7), '-0.00000025');
+    assert.equal(toDecimalString(1.25e22), '12500000000000000000000');
+    assert.equal(toDecimalString(5e-324), `0.${'0'.repeat(323)}5`);
+    // Every value reads back as the same number.
+    for (const n of [1.5e-21, 1.7976931348623157e308, 123456789e-30, -9.87654321e25, 2 ** -60]) assert.equal(Number(toDecimalString(n)), n);
     assert.equal(toDecimalString(Number.NaN), Number.NaN);
     assert.equal(toDecimalString('7'), '7');
   });
