@@ -57,6 +57,11 @@ export class BatchPlanner<E extends PlannedEntry> {
   get openCount(): number {
     return this.#open?.entries.length ?? 0;
   }
+
+  /** The id of the open batch while it has records. */
+  get openId(): number | undefined {
+    return this.openCount > 0 ? this.#open!.id : undefined;
+  }
   get readyCount(): number {
     return this.#ready.length;
   }

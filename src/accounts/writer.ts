@@ -3,8 +3,8 @@
 // dropped). One mechanism for accounts and status updates, parametrised by a RecordKind.
 //
 // Flow of a record: validate (refused -> 'reject') -> BatchPlanner (open batch, or parked behind an
-// in-flight batch holding its key) -> sealed at batchSize / maxBatchBytes / flushInterval of quiet /
-// end() -> sent, up to `concurrency` batches at a time -> accepted, or split after a 400
+// in-flight batch holding its key) -> sealed at batchSize / maxBatchBytes / flushInterval after its
+// first record / end() -> sent, up to `concurrency` batches at a time -> accepted, or split after a 400
 // (resend-plan.ts), or reported as failed once its delivery deadline has passed
 // (delivery-deadline.ts; the client retries each request until then).
 //
@@ -89,7 +89,7 @@ export interface RecordWriterOptions {
   batchSize?: number;
   /** JSON bytes per request. Default 4 MiB. */
   maxBatchBytes?: number;
-  /** A partly filled batch is sent after this many ms without writes. Default 1000. */
+  /** A partly filled batch is sent at most this many ms after its first record. Default 1000. */
   flushInterval?: number;
   /** Requests in flight at once. Default 2. */
   concurrency?: number;
@@ -197,6 +197,8 @@ export class RecordWriter<T> extends Writable {
   #inFlight = 0;
   #peakBuffered = 0;
   #timer: NodeJS.Timeout | undefined;
+  /** The open batch the timer is for. */
+  #timedBatch: number | undefined;
   #heldCallback: ((error?: Error | null) => void) | undefined;
   #rejectsBlocked = false;
   #rejectsFailed = false;
@@ -297,7 +299,7 @@ export class RecordWriter<T> extends Writable {
       json,
     });
     this.#peakBuffered = Math.max(this.#peakBuffered, this.#planner.buffered);
-    this.#armFlushTimer();
+    this.#timeOpenBatch();
     this.#pump();
     this.#release(callback);
   }
@@ -357,13 +359,18 @@ export class RecordWriter<T> extends Writable {
 
   // ---- batching
 
-  #armFlushTimer(): void {
-    if (this.#timer !== undefined) {
-      this.#timer.refresh();
-      return;
-    }
+  /** The open batch is sent flushInterval after its first record at the latest (a source that
+   * trickles records still sees them go; a timer restarted at each write would wait for a pause):
+   * timed while it has records, not once it is sealed. */
+  #timeOpenBatch(): void {
+    const open = this.#planner.openId;
+    if (open === this.#timedBatch) return;
+    this.#clearFlushTimer();
+    if (open === undefined || this.#finishing) return;
+    this.#timedBatch = open;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
+      this.#timedBatch = undefined;
       this.#planner.seal();
       this.#pump();
     }, this.#flushInterval);
@@ -372,6 +379,7 @@ export class RecordWriter<T> extends Writable {
   #clearFlushTimer(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#timedBatch = undefined;
   }
 
   #pump(): void {
@@ -398,8 +406,8 @@ export class RecordWriter<T> extends Writable {
     this.#planner.settle(batch);
     this.emit('batch', event);
     this.emit('progress', this.summary);
-    // Parked records promoted into the open batch need the quiet-period flush too.
-    if (this.#planner.openCount > 0 && this.#timer === undefined && !this.#finishing) this.#armFlushTimer();
+    // Parked records promoted into the open batch are timed too.
+    this.#timeOpenBatch();
     this.#pump();
     this.#resume();
     void this.#maybeFinish();

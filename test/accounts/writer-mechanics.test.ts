@@ -61,7 +61,7 @@ describe('flushing', () => {
     assert.deepEqual(api.calls.map((c) => c.records.length), [2, 2, 1]);
   });
 
-  it('sends a partly filled batch after flushInterval without writes, before end()', async () => {
+  it('sends a partly filled batch flushInterval after its first record, before end()', async () => {
     const api = new FakeService();
     const writer = createAccountWriter(api, { batchSize: 100, flushInterval: 20 });
     writer.write(account());
@@ -72,6 +72,24 @@ describe('flushing', () => {
     writer.end();
     await once(writer, 'finish');
     assert.equal(api.calls.length, 1);
+  });
+
+  it('a source that trickles records without a pause still sees them sent, flushInterval after the first of a batch', async () => {
+    const api = new FakeService();
+    const writer = createAccountWriter(api, { batchSize: 10_000, flushInterval: 50 });
+    let sent = false;
+    writer.once('batch', () => (sent = true));
+    let written = 0;
+    // A record every 5 ms: never 50 ms without a write.
+    while (!sent && written < 2_000) {
+      writer.write(account());
+      written += 1;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    assert.ok(sent, `no batch sent after ${written} records written over some ${written * 5} ms`);
+    writer.end();
+    await once(writer, 'finish');
+    assert.equal(writer.summary.accepted, written);
   });
 
   it("emits 'finish' only once the last batch has settled", async () => {
