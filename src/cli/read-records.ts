@@ -145,7 +145,10 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
   const deliveryTimeoutMs = durationFlag(values['delivery-timeout'], '--delivery-timeout');
   const file = positionals[0] ?? '-';
   if (file !== '-') await checkReadable(file);
-  if (values.rejects !== undefined) await checkRejectsFile(values.rejects, file === '-' ? stdinStats(io) : await stat(file));
+  const inputStats = file === '-' ? stdinStats(io) : await stat(file);
+  // Node reads a directory on stdin as empty: the run would "succeed" with nothing read.
+  if (file === '-' && inputStats?.isDirectory() === true) throw new CommandFailure('stdin is a directory, not a file of records');
+  if (values.rejects !== undefined) await checkRejectsFile(values.rejects, inputStats);
 
   const connection = await connectWithin(deliveryTimeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS, io.signal, () => connectWithFlags(values, io));
   try {

@@ -1,6 +1,9 @@
 // `lender push` and `lender flag` end to end, in-process, against a sandbox over HTTPS: summary on
 // stdout, rejects file with line numbers, exit codes, JSON sources, usage errors, help text.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, openSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +16,8 @@ import type { ExportRow } from '../../src/core/types.ts';
 import { connect, type Connection } from '../../src/connect.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { TEST_SANDBOX_DEFAULTS } from '../helpers/sandbox.ts';
+
+const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 
 let connection: Connection;
 let sandbox: Sandbox;
@@ -161,6 +166,38 @@ describe('lender push: a run that cannot finish still accounts for every record'
     assert.equal(await readFile(file, 'utf8'), text);
     assert.equal((await stat(file)).mode & 0o777, 0o644);
     assert.deepEqual(await rows('D03', 'SAME-1'), [], 'nothing was sent');
+  });
+
+  it('stdin redirected from the rejects file, or from a directory, is refused before anything is read', async () => {
+    const file = join(dir, 'stdin-same.ndjson');
+    const text = `${JSON.stringify({ status: 9 })}\n`;
+    await writeFile(file, text);
+    const { email, password } = sandbox.credentials('demo');
+    const env = {
+      PATH: process.env.PATH, LENDER_AUTH_URL: sandbox.authUrl, LENDER_SUBDOMAIN: 'demo', LENDER_EMAIL: email,
+      LENDER_PASSWORD: password, LENDER_CA_FILE: sandbox.caFile, LENDER_CREDENTIALS_FILE: join(dir, 'no-such-credentials.json'),
+    };
+    // A process of its own (stdin is a file descriptor), not waited for synchronously: the
+    // sandbox it would log in to runs in this one.
+    const cli = async (stdin: string, args: string[]): Promise<{ status: number | null; stderr: string }> => {
+      const fd = openSync(stdin, 'r');
+      try {
+        const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'push', '-', ...args], { env, stdio: [fd, 'ignore', 'pipe'] });
+        let stderr = '';
+        child.stderr!.on('data', (d: Buffer) => (stderr += d));
+        const [status] = (await once(child, 'exit')) as [number | null];
+        return { status, stderr };
+      } finally {
+        closeSync(fd);
+      }
+    };
+    const same = await cli(file, ['--rejects', file]);
+    assert.equal(same.status, 2, same.stderr);
+    assert.match(same.stderr, /is the input file: writing rejects there would empty it first/);
+    assert.equal(await readFile(file, 'utf8'), text);
+    const folder = await cli(dir, []);
+    assert.equal(folder.status, 1, folder.stderr);
+    assert.equal(folder.stderr, 'lender push: stdin is a directory, not a file of records\n');
   });
 
   it('an input that fails part way: what was read is sent, the summary says where it stopped (exit 1)', async () => {
