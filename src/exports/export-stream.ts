@@ -15,6 +15,7 @@ import { emptyLead } from './data-start.ts';
 import { ParallelReader } from './parallel-reader.ts';
 import { remainingTasks } from './progress.ts';
 import { SaveQueue } from './save-queue.ts';
+import { checkDatasetState } from './state-check.ts';
 import type { DatasetState } from './state.ts';
 import type { SplitEvent, TotalEvent, WalkContext, WalkedPage } from './walk.ts';
 import type { ExportPage, ExportStats, PageEvent, WindowEvent } from './stream-types.ts';
@@ -94,7 +95,8 @@ export class ExportStream extends Readable {
 
   async #init(): Promise<void> {
     const s = this.#settings;
-    const previous = s.resume !== undefined ? s.resume ?? undefined : await s.state?.load(this.stateKey);
+    const saved = s.resume !== undefined ? s.resume ?? undefined : await s.state?.load(this.stateKey);
+    const previous = saved === undefined ? undefined : checkDatasetState(saved, this.dataset.code, this.stateKey);
     const start = startLoad(previous, {
       ...(s.since !== undefined && { since: s.since }),
       ...(s.until !== undefined && { until: s.until }),

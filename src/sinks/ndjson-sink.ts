@@ -13,6 +13,7 @@ import { makeFolder } from '../core/make-folder.ts';
 import { readTextIfThere, unlinkIfThere } from '../core/optional-files.ts';
 import { openPrivate } from '../core/private-files.ts';
 import { ndjsonBytes } from '../exports/ndjson.ts';
+import { checkDatasetState } from '../exports/state-check.ts';
 import { acquireStateLock, type StateLock } from '../exports/state-lock.ts';
 import { fileState, type DatasetState, type StateStore } from '../exports/state.ts';
 import { SinkError } from './errors.ts';
@@ -83,7 +84,9 @@ class NdjsonSink implements Sink {
 
   /** Loads the dataset's state and brings its file back to what that state records. */
   async #prepare(dataset: SinkDataset, path: string): Promise<{ state: DatasetState | undefined; bytes: number; first: boolean }> {
-    const state = await this.#store.load(dataset.key);
+    const saved = await this.#store.load(dataset.key);
+    // Checked here too: its fileBytes decides what is cut from the file.
+    const state = saved === undefined ? undefined : checkDatasetState(saved, dataset.code, dataset.key);
     const size = await sizeOf(path);
     const marker = firstPageMarker(path);
     if (state === undefined) {
