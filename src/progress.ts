@@ -21,15 +21,38 @@ export interface ProgressFigures {
   retries: number;
   elapsedMs: number;
   total: { value: number; exact: boolean } | null;
+  /** Without a total: the share of the load's time span read so far (0..1), when known. */
+  covered?: number | null;
 }
 
-/** An export's line: rows, pages, rate, and the total when known. */
+/** An export's line: rows, pages, rate, and the total (or the share of the span read) when known. */
 export function formatProgress(f: ProgressFigures): string {
   const rate = f.elapsedMs > 0 ? Math.round((f.rows * 1000) / f.elapsedMs) : 0;
   const total = f.total === null ? '' : ` of ${f.total.exact ? '' : '≥'}${f.total.value}`;
   const pct = f.total !== null && f.total.exact && f.total.value > 0 ? ` ${Math.min(100, Math.floor((100 * f.rows) / f.total.value))}%` : '';
+  const span = f.total === null && typeof f.covered === 'number' ? `, ${Math.floor(100 * Math.max(0, Math.min(1, f.covered)))}% of the time span` : '';
   const extra = [f.splits > 0 ? `${f.splits} splits` : '', f.retries > 0 ? `${f.retries} retries` : ''].filter(Boolean).join(', ');
-  return `${f.dataset}: ${f.rows}${total} rows${pct}, ${f.pages} pages, ${rate} rows/s${extra ? `, ${extra}` : ''}`;
+  return `${f.dataset}: ${f.rows}${total} rows${pct}${span}, ${f.pages} pages, ${rate} rows/s${extra ? `, ${extra}` : ''}`;
+}
+
+/**
+ * How much of a stream's load the rows read so far stand for. A direct dataset is read in one
+ * window, whose total (includeTotal) is the load's. A via dataset is read window by window, each
+ * reporting only its own total, so a sum of totals is only the windows begun; there progress is
+ * the share of the load's time span covered by windows ended.
+ */
+function measure(stream: ExportStream): { total(): ProgressFigures['total']; covered(): number | null } {
+  const spanEnd = Date.now();
+  let spanStart: number | undefined;
+  let covered: number | null = null;
+  stream.on('window', (event: { phase: 'start' | 'end'; window: { since: string | null; until: string | null } }) => {
+    if (event.phase === 'start' && spanStart === undefined && event.window.since !== null) spanStart = Date.parse(event.window.since);
+    if (event.phase === 'end' && spanStart !== undefined && event.window.until !== null && spanEnd > spanStart) {
+      covered = (Date.parse(event.window.until) - spanStart) / (spanEnd - spanStart);
+    }
+  });
+  const via = stream.dataset.pathKind === 'via';
+  return { total: () => (via ? null : stream.total), covered: () => (via ? covered : null) };
 }
 
 /** A record writer's line (`lender push`, `lender flag`). */
@@ -145,32 +168,27 @@ export class ProgressLine {
     this.done(formatProgress(parts.current?.() ?? { dataset: parts.code, ...parts.done, elapsedMs: Date.now() - parts.started, total: null }));
   }
 
-  /** Shows the stream's figures on each page until it ends. */
+  /** Shows the stream's figures on each page until it ends. The finished line has no total: the
+   * rows an incremental load reads again at its start and drops are in the total, not the rows. */
   follow(stream: ExportStream): void {
     const started = Date.now();
+    const progress = measure(stream);
     const figures = (): ProgressFigures => ({
-      dataset: stream.dataset.code, ...stream.stats, elapsedMs: Date.now() - started, total: stream.total,
+      dataset: stream.dataset.code, ...stream.stats, elapsedMs: Date.now() - started, total: progress.total(), covered: progress.covered(),
     });
     stream.on('page', () => this.update(formatProgress(figures())));
-    stream.once('end', () => this.done(formatProgress(figures())));
+    stream.once('end', () => this.done(formatProgress({ ...figures(), total: null, covered: null })));
   }
 
-  /**
-   * A bar for one dataset's stream. Direct datasets are read in one window, so rows against the
-   * total the service reports (includeTotal) measure progress. Via datasets are read month by
-   * month and each window reports only its own total, so there progress is the share of the
-   * load's time span already covered by finished windows.
-   */
+  /** A bar for one dataset's stream (see measure). */
   followBar(stream: ExportStream, label: string): void {
     const started = Date.now();
-    const spanEnd = Date.now();
-    let spanStart: number | undefined;
-    let covered: number | null = null;
+    const progress = measure(stream);
     let finished = false;
     const fraction = (): number | null => {
-      if (stream.dataset.pathKind === 'via') return covered;
-      const total = stream.total;
-      return total !== null && total.exact && total.value > 0 ? stream.stats.rows / total.value : null;
+      const total = progress.total();
+      if (total === null) return progress.covered();
+      return total.exact && total.value > 0 ? stream.stats.rows / total.value : null;
     };
     const detail = (): string => {
       const seconds = (Date.now() - started) / 1000;
@@ -182,12 +200,6 @@ export class ProgressLine {
       finished = true;
       this.done(text);
     };
-    stream.on('window', (event: { phase: 'start' | 'end'; window: { since: string | null; until: string | null } }) => {
-      if (event.phase === 'start' && spanStart === undefined && event.window.since !== null) spanStart = Date.parse(event.window.since);
-      if (event.phase === 'end' && spanStart !== undefined && event.window.until !== null && spanEnd > spanStart) {
-        covered = (Date.parse(event.window.until) - spanStart) / (spanEnd - spanStart);
-      }
-    });
     stream.on('page', () => {
       if (!finished) this.update(formatBar(label, fraction(), detail()));
     });

@@ -97,6 +97,43 @@ describe('ProgressLine', () => {
     assert.equal(out.text, 'D07: 10 rows, 1 pages, 0 rows/s\nD07: 20 rows, 2 pages, 20 rows/s\n');
   });
 
+  it('follow() on a via dataset: the share of the time span read, never a sum of the totals of the windows begun', () => {
+    const out = output(false);
+    const stream = fakeStream('via');
+    // Mock time is 1,000,000 ms after 1970: a span from 0 ends there.
+    new ProgressLine(out).follow(stream as unknown as ExportStream);
+    stream.emit('window', { phase: 'start', window: { since: new Date(0).toISOString(), until: new Date(250_000).toISOString() } });
+    stream.total = { value: 281, exact: true };
+    stream.stats.rows = 281;
+    stream.stats.pages = 1;
+    stream.emit('page');
+    stream.emit('window', { phase: 'end', window: { since: new Date(0).toISOString(), until: new Date(250_000).toISOString() } });
+    stream.stats.rows = 300;
+    stream.stats.pages = 2;
+    stream.emit('page');
+    stream.emit('end');
+    assert.equal(out.text, [
+      'D07: 281 rows, 1 pages, 0 rows/s',
+      'D07: 300 rows, 25% of the time span, 2 pages, 0 rows/s',
+      'D07: 300 rows, 2 pages, 0 rows/s',
+      '',
+    ].join('\n'));
+  });
+
+  it('follow() on a direct dataset: rows of the total while it runs; the finished line without it', () => {
+    const out = output(false);
+    const stream = fakeStream('direct');
+    new ProgressLine(out).follow(stream as unknown as ExportStream);
+    // An incremental load: the total counts the boundary rows it reads again and drops.
+    stream.total = { value: 50, exact: true };
+    stream.stats.rows = 20;
+    stream.stats.pages = 1;
+    stream.emit('page');
+    stream.stats.rows = 25;
+    stream.emit('end');
+    assert.equal(out.text, 'D07: 20 of 50 rows 40%, 1 pages, 0 rows/s\nD07: 25 rows, 1 pages, 0 rows/s\n');
+  });
+
   it('followBar() finishes a bar once, full at the end, and marks a failed stream', () => {
     const done = output(false);
     const stream = fakeStream('direct');
