@@ -1,5 +1,8 @@
 // Saving a stream's checkpoints to a StateStore only once the consumer has taken the page's rows
 // out of the stream: a state saved earlier would let a crash skip rows still in the buffer.
+// Saves run one at a time, and the states taken while one runs are coalesced: the next save
+// writes the newest of them. A save per page queued behind a slow store (an fsync each) would let
+// the saved state fall further and further behind the rows delivered.
 import type { Readable } from 'node:stream';
 import type { DatasetState, StateStore } from './state.ts';
 
@@ -11,6 +14,8 @@ export class SaveQueue {
   #pending: { through: number; state: DatasetState }[] = [];
   // Saves run one after another, so an older state never lands after a newer one.
   #saving: Promise<void> = Promise.resolve();
+  /** The newest state to save once the running save is done; undefined when none waits. */
+  #next: DatasetState | undefined;
 
   constructor(store: StateStore, key: string, onError: (error: Error) => void) {
     this.#store = store;
@@ -28,14 +33,21 @@ export class SaveQueue {
     let latest: DatasetState | undefined;
     while (this.#pending.length > 0 && this.#pending[0]!.through <= taken) latest = this.#pending.shift()!.state;
     if (latest === undefined) return;
-    const state = latest;
-    this.#saving = this.#saving.then(() => this.#store.save(this.#key, state));
+    const queued = this.#next !== undefined;
+    this.#next = latest;
+    if (queued) return;
+    this.#saving = this.#saving.then(() => {
+      const state = this.#next;
+      this.#next = undefined;
+      return state === undefined ? undefined : this.#store.save(this.#key, state);
+    });
     this.#saving.catch(this.#onError);
   }
 
-  /** Nothing is buffered: saves the completed state after the pending saves, and waits for it. */
+  /** Nothing is buffered: saves the completed state after the running save, and waits for it. */
   async complete(state: DatasetState): Promise<void> {
     this.#pending = [];
+    this.#next = undefined;
     this.#saving = this.#saving.then(() => this.#store.save(this.#key, state));
     await this.#saving;
   }
@@ -50,6 +62,7 @@ export class SaveQueue {
    */
   completeAtEnd(state: DatasetState, stream: Readable): void {
     this.#pending = [];
+    this.#next = undefined;
     stream.once('end', () => {
       void new Promise<void>((resolve) => resolve(this.#store.save(this.#key, state))).catch(() => undefined);
     });

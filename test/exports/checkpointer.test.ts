@@ -105,7 +105,32 @@ test('save queue: a page\'s state is saved only once its items were taken, newes
   assert.deepEqual(saves, ['p1']);
   q.flush(9);
   await q.complete({ version: 1, dataset: 'D07', highWater: null, load: null });
-  assert.deepEqual(saves, ['p1', 'p3', 'done'], 'p2 is skipped for p3; the completed state comes last');
+  assert.deepEqual(saves, ['p1', 'done'], 'p2 and p3 are skipped for the completed state, which comes last');
+});
+
+test('save queue: states taken while a save runs are coalesced, the next save writes the newest', async () => {
+  const store = memoryState();
+  const saves: string[] = [];
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const slow = { ...store, save: async (key: string, state: DatasetState) => {
+    saves.push(state.load?.position?.cursor ?? 'done');
+    if (saves.length === 1) await held;
+    await store.save(key, state);
+  } };
+  const state = (cursor: string): DatasetState => ({ version: 1, dataset: 'D07', highWater: null, load: { ...load(), position: { window: W, cursor, last: null } } });
+  const q = new SaveQueue(slow, 'D07', (e) => assert.fail(e));
+  for (let page = 1; page <= 5; page += 1) {
+    q.add(page, state(`p${page}`));
+    q.flush(page);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  assert.deepEqual(saves, ['p1'], 'the first save is still running');
+  release();
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(saves, ['p1', 'p5']);
+  assert.equal((await store.load('D07'))!.load!.position!.cursor, 'p5');
 });
 
 test('save queue: with rows still buffered the completed state is saved at end, pending page states dropped', async () => {
