@@ -95,7 +95,8 @@ export function errorFromResponse(res: TransportResponse, ctx: ResponseContext):
   }
   if (status >= 500) {
     const said = serverMessage !== undefined ? `: ${serverMessage}` : '';
-    const hint = ctx.hadCursor ? ' If it persists, check that the cursor is passed back exactly as received.' : ' Try again later.';
+    // The service documents a malformed cursor as surfacing as a 500, and only as that.
+    const hint = ctx.hadCursor && status === 500 ? ' If it persists, check that the cursor is passed back exactly as received.' : ' Try again later.';
     return new ServerError(`The service failed on ${where(ctx)} with status ${status}${said}${ref}.${hint}`, details);
   }
   if (body === undefined) {

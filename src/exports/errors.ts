@@ -11,7 +11,7 @@ export class WindowTimeoutError extends GatewayTimeoutError {
   constructor(dataset: string, window: Window, minSpanMs: number, details: LenderErrorDetails = {}) {
     super(
       `Reading ${dataset} in the window ${describeWindow(window)} still timed out (504) at the minimum window span of ` +
-        `${Math.round(minSpanMs / 60000)} minutes; retry later, or pass a smaller limit or minSplitSpan.`,
+        `${Math.round(minSpanMs / 60000)} minutes; retry later, or pass a smaller limit or minSplitSpan (--limit, --min-split in the CLI).`,
       details,
     );
     this.dataset = dataset;

@@ -87,9 +87,10 @@ describe('error mapping', () => {
 
   it('502/503 → ServerError and 504 → GatewayTimeoutError whatever the body', () => {
     assert.ok(errorFromResponse(res(502, '<html>bad gateway</html>'), exportCtx) instanceof ServerError);
-    const e503 = errorFromResponse(res(503, '', { 'retry-after': '7' }), exportCtx);
+    const e503 = errorFromResponse(res(503, '', { 'retry-after': '7' }), { ...exportCtx, hadCursor: true });
     assert.ok(e503 instanceof ServerError);
     assert.equal(e503.retryAfterMs, 7000);
+    assert.doesNotMatch(e503.message, /cursor/, 'only a 500 is what a malformed cursor gives');
     const e504 = errorFromResponse(res(504, '<html>gateway timeout</html>'), exportCtx);
     assert.ok(e504 instanceof GatewayTimeoutError);
     assert.match(e504.message, /smaller since\/until windows/);

@@ -15,6 +15,7 @@ describe('WindowTimeoutError', () => {
     assert.equal(error.status, 504);
     assert.equal(error.retryable, false);
     assert.equal(new GatewayTimeoutError('504', { status: 504 }).retryable, true, 'a plain 504 still is');
+    assert.match(error.message, /pass a smaller limit or minSplitSpan \(--limit, --min-split in the CLI\)\.$/);
   });
 
   it('is not sent again by the retry loop, unlike a plain 504', async () => {
