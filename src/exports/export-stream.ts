@@ -135,8 +135,10 @@ export class ExportStream extends Readable {
       onRetry: this.#onRetry,
       onRefresh: this.#onRefresh,
     };
-    // A first load from the default origin skips the years before the data (data-start.ts).
-    const lead = start.mode === 'initial' && s.findStart && load.windowing.kind === 'calendar' && load.windowing.grow === true
+    // A first load from the default origin skips the years before the data (data-start.ts),
+    // whatever its windows: a day at a time from the origin is thousands of empty reads.
+    const windowed = load.windowing.kind === 'calendar' || load.windowing.kind === 'duration';
+    const lead = start.mode === 'initial' && s.findStart && windowed
       ? await emptyLead(walk, load, this.#cursorField, s.concurrency)
       : null;
     if (lead !== null) checkpointer.skipped(lead);

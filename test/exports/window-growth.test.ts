@@ -26,8 +26,9 @@ for (const sort of ['asc', 'desc'] as const) {
     const rows = makeRows(2000);
     const api = new FakeApi({ rows, pathKind: 'via' });
     const got = await collect(api, { sort, limit: 50 });
+    // Months from an explicit origin: every month of the empty years is read.
     const monthly = new FakeApi({ rows, pathKind: 'via' });
-    assert.deepEqual(ids(got), ids(await collect(monthly, { sort, limit: 50, window: 'month' })));
+    assert.deepEqual(ids(got), ids(await collect(monthly, { sort, limit: 50, window: 'month', origin: '2015-01-01T00:00:00Z' })));
     assert.equal(got.length, 1000);
     const wide = api.queries.filter((q) => span(q) > 31 * DAY);
     // The rows span 2025-01-01..2025-03-25. Before them, 2015-01..2025-01 in windows of 1, 2, 4, 8
@@ -98,9 +99,21 @@ test('auto with includeTotal: an empty grown window counts 0 without a count que
   assert.ok(api.queries.filter((q) => q.limit === 1).every((q) => q.includeTotal === undefined), 'probes ask no count');
 });
 
-test('an explicit window: \'month\' never grows', async () => {
-  const api = new FakeApi({ rows: makeRows(30), pathKind: 'via' });
-  await collect(api, { window: 'month' });
-  assert.ok(api.queries.every((q) => span(q) <= 31 * DAY));
-  assert.ok(api.queries.length > 120);
+test('an explicit window never grows; from the default origin it skips the empty years as auto does', async () => {
+  const rows = makeRows(30);
+  const all = ids(await collect(new FakeApi({ rows, pathKind: 'via' })));
+  for (const [window, longest] of [['month', 31 * DAY], ['week', 7 * DAY], ['day', DAY], ['P10D', 10 * DAY]] as const) {
+    const api = new FakeApi({ rows, pathKind: 'via' });
+    assert.deepEqual(ids(await collect(api, { window })), all, window);
+    // Only the probe (PROBE_LIMIT rows) reads wider; the ten empty years before the rows (which
+    // start in 2025) take a handful of requests, not a window each.
+    assert.ok(api.queries.every((q) => q.limit === PROBE_LIMIT || span(q) <= longest), window);
+    const beforeData = api.queries.filter((q) => q.until !== undefined && Date.parse(q.until) <= Date.parse('2025-01-01T00:00:00Z'));
+    assert.ok(beforeData.length < 20, `${window}: ${beforeData.length} requests before the data`);
+  }
+  // From an explicit origin, every window of the empty years is read.
+  const fromOrigin = new FakeApi({ rows, pathKind: 'via' });
+  await collect(fromOrigin, { window: 'month', origin: '2015-01-01T00:00:00Z' });
+  assert.ok(fromOrigin.queries.every((q) => span(q) <= 31 * DAY));
+  assert.ok(fromOrigin.queries.length > 120);
 });
