@@ -11,7 +11,7 @@ import { LoadCheckpointer, type Checkpointer } from './checkpointer.ts';
 import { describeDataset, exportSettings, type ExportOptions, type ExportSettings, type ResolvedDataset } from './export-options.ts';
 import { rowKeyOf } from './highwater.ts';
 import { startLoad } from './load-plan.ts';
-import { emptyLead } from './data-start.ts';
+import { emptyLead, findsDataStart } from './data-start.ts';
 import { ParallelReader } from './parallel-reader.ts';
 import { remainingTasks } from './progress.ts';
 import { SaveQueue } from './save-queue.ts';
@@ -135,10 +135,8 @@ export class ExportStream extends Readable {
       onRetry: this.#onRetry,
       onRefresh: this.#onRefresh,
     };
-    // A first load from the default origin skips the years before the data (data-start.ts),
-    // whatever its windows: a day at a time from the origin is thousands of empty reads.
-    const windowed = load.windowing.kind === 'calendar' || load.windowing.kind === 'duration';
-    const lead = start.mode === 'initial' && s.findStart && windowed
+    // A first load from the default origin skips the years before the data (data-start.ts).
+    const lead = start.mode === 'initial' && s.findStart && findsDataStart(load.windowing)
       ? await emptyLead(walk, load, this.#cursorField, s.concurrency)
       : null;
     if (lead !== null) checkpointer.skipped(lead);

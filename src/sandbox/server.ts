@@ -142,7 +142,10 @@ export class SandboxServer {
     const method = req.method ?? 'GET';
     let url: URL;
     try {
-      url = new URL(req.url ?? '/', 'https://sandbox.invalid');
+      // Appended to an origin, not resolved against one: `//x/admin/…` resolved would make `x` a
+      // host and serve `/admin/…`, a path the client never asked for.
+      const target = req.url ?? '/';
+      url = new URL(target.startsWith('/') ? `https://sandbox.invalid${target}` : 'https://sandbox.invalid/');
     } catch {
       url = new URL('https://sandbox.invalid/');
     }

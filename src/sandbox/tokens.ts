@@ -77,8 +77,10 @@ export class TokenIssuer {
     const head = parseJson(header) as { alg?: unknown } | undefined;
     // Only HS256: accepting the header's alg blindly is the classic `alg: none` hole.
     if (head?.alg !== 'HS256') return { ok: false, reason: 'malformed' };
-    const given = Buffer.from(signature, 'base64url');
-    const wanted = this.#sign(`${header}.${payload}`);
+    // The signature's text, not its decoded bytes: base64url decoding skips characters outside its
+    // alphabet and ignores the last character's spare bits, so other texts would decode the same.
+    const given = Buffer.from(signature);
+    const wanted = Buffer.from(this.#sign(`${header}.${payload}`).toString('base64url'));
     if (given.length !== wanted.length || !timingSafeEqual(given, wanted)) return { ok: false, reason: 'signature' };
     const claims = parseJson(payload);
     if (!isClaims(claims)) return { ok: false, reason: 'malformed' };
