@@ -2,7 +2,8 @@
 // a terminal; on a pipe or a file, a plain line each time the figures change and never the same
 // figures twice, or (the demo's bars) only each finished line.
 import type { WriterSummary } from './accounts/writer.ts';
-import type { ExportStream } from './exports/export-stream.ts';
+import { overlapMs, type ExportStream } from './exports/export-stream.ts';
+import type { WindowEvent } from './exports/stream-types.ts';
 
 const CLEAR_TO_END = '\u001b[K';
 // The rate moves with the clock alone: a line that differs only there says nothing new.
@@ -39,20 +40,22 @@ export function formatProgress(f: ProgressFigures): string {
  * How much of a stream's load the rows read so far stand for. A direct dataset is read in one
  * window, whose total (includeTotal) is the load's. A via dataset is read window by window, each
  * reporting only its own total, so a sum of totals is only the windows begun; there progress is
- * the share of the load's time span covered by windows ended.
+ * the share of the load's time span in windows ended (in whatever order they end: descending,
+ * several at once), with what an interrupted run had read already.
  */
 function measure(stream: ExportStream): { total(): ProgressFigures['total']; covered(): number | null } {
-  const spanEnd = Date.now();
-  let spanStart: number | undefined;
-  let covered: number | null = null;
-  stream.on('window', (event: { phase: 'start' | 'end'; window: { since: string | null; until: string | null } }) => {
-    if (event.phase === 'start' && spanStart === undefined && event.window.since !== null) spanStart = Date.parse(event.window.since);
-    if (event.phase === 'end' && spanStart !== undefined && event.window.until !== null && spanEnd > spanStart) {
-      covered = (Date.parse(event.window.until) - spanStart) / (spanEnd - spanStart);
-    }
+  let endedMs = 0;
+  stream.on('window', (event: WindowEvent) => {
+    const span = stream.timeSpan;
+    if (event.phase === 'end' && span !== undefined) endedMs += overlapMs(event.window, span.fromMs, span.toMs);
   });
   const via = stream.dataset.pathKind === 'via';
-  return { total: () => (via ? null : stream.total), covered: () => (via ? covered : null) };
+  const covered = (): number | null => {
+    const span = stream.timeSpan;
+    if (!via || span === undefined || span.toMs <= span.fromMs) return null;
+    return Math.min(1, (span.doneMs + endedMs) / (span.toMs - span.fromMs));
+  };
+  return { total: () => (via ? null : stream.total), covered };
 }
 
 /** A record writer's line (`lender push`, `lender flag`). */

@@ -11,14 +11,21 @@ function output(tty: boolean): NodeJS.WritableStream & { text: string } {
   return out as unknown as NodeJS.WritableStream & { text: string };
 }
 
-/** Enough of an ExportStream for the renderer: its events, stats, total and dataset. */
-function fakeStream(pathKind: 'direct' | 'via'): EventEmitter & { stats: { rows: number; pages: number; splits: number; retries: number }; total: { value: number; exact: boolean } | null } {
+/** Enough of an ExportStream for the renderer: its events, stats, total, time span and dataset. */
+function fakeStream(pathKind: 'direct' | 'via'): EventEmitter & {
+  stats: { rows: number; pages: number; splits: number; retries: number };
+  total: { value: number; exact: boolean } | null;
+  timeSpan: { fromMs: number; toMs: number; doneMs: number } | undefined;
+} {
   return Object.assign(new EventEmitter(), {
     dataset: { code: 'D07', pathKind },
     stats: { rows: 0, pages: 0, windows: 0, splits: 0, retries: 0 },
     total: null as { value: number; exact: boolean } | null,
+    timeSpan: undefined as { fromMs: number; toMs: number; doneMs: number } | undefined,
   });
 }
+
+const at = (ms: number): string => new Date(ms).toISOString();
 
 describe('ProgressLine', () => {
   beforeEach(() => mock.timers.enable({ apis: ['Date'], now: 1_000_000 }));
@@ -100,24 +107,42 @@ describe('ProgressLine', () => {
   it('follow() on a via dataset: the share of the time span read, never a sum of the totals of the windows begun', () => {
     const out = output(false);
     const stream = fakeStream('via');
-    // Mock time is 1,000,000 ms after 1970: a span from 0 ends there.
     new ProgressLine(out).follow(stream as unknown as ExportStream);
-    stream.emit('window', { phase: 'start', window: { since: new Date(0).toISOString(), until: new Date(250_000).toISOString() } });
+    stream.timeSpan = { fromMs: 0, toMs: 1_000_000, doneMs: 0 };
+    stream.emit('window', { phase: 'start', window: { since: at(0), until: at(250_000) } });
     stream.total = { value: 281, exact: true };
     stream.stats.rows = 281;
     stream.stats.pages = 1;
     stream.emit('page');
-    stream.emit('window', { phase: 'end', window: { since: new Date(0).toISOString(), until: new Date(250_000).toISOString() } });
+    stream.emit('window', { phase: 'end', window: { since: at(0), until: at(250_000) } });
     stream.stats.rows = 300;
     stream.stats.pages = 2;
     stream.emit('page');
     stream.emit('end');
     assert.equal(out.text, [
-      'D07: 281 rows, 1 pages, 0 rows/s',
+      'D07: 281 rows, 0% of the time span, 1 pages, 0 rows/s',
       'D07: 300 rows, 25% of the time span, 2 pages, 0 rows/s',
       'D07: 300 rows, 2 pages, 0 rows/s',
       '',
     ].join('\n'));
+  });
+
+  it('follow() on a via dataset read newest first, or windows ending out of order: the share still grows with each window ended', () => {
+    const out = output(false);
+    const stream = fakeStream('via');
+    new ProgressLine(out).follow(stream as unknown as ExportStream);
+    // An interrupted run had read a tenth of the span; the last window is open at the top.
+    stream.timeSpan = { fromMs: 0, toMs: 1_000_000, doneMs: 100_000 };
+    const shown: string[] = [];
+    for (const window of [{ since: at(700_000), until: null }, { since: at(400_000), until: at(700_000) }, { since: at(100_000), until: at(400_000) }]) {
+      stream.emit('window', { phase: 'start', window });
+      stream.emit('window', { phase: 'end', window });
+      stream.stats.pages += 1;
+      stream.stats.rows += 10;
+      stream.emit('page');
+      shown.push(out.text.trimEnd().split('\n').at(-1)!);
+    }
+    assert.deepEqual(shown.map((line) => /(\d+)% of the time span/.exec(line)?.[1]), ['40', '70', '100']);
   });
 
   it('follow() on a direct dataset: rows of the total while it runs; the finished line without it', () => {

@@ -13,7 +13,7 @@ import { GatewayTimeoutError } from '../core/errors.ts';
 import { cursorValueOf } from './highwater.ts';
 import type { LoadRecord } from './state.ts';
 import type { WalkContext } from './walk.ts';
-import { isoOf, MAX_GROWN_MONTHS, toMillis, type Window, type Windowing } from './windows.ts';
+import { isoOf, MAX_GROWN_MONTHS, toMillis, type Window } from './windows.ts';
 
 /** Pages followed in one window at most, and the rows each asks for. A via page holds only the
  * tenant's share of the rows it scanned, so a page of one row is often empty while the window is
@@ -21,13 +21,6 @@ import { isoOf, MAX_GROWN_MONTHS, toMillis, type Window, type Windowing } from '
  * is kept. */
 const PROBE_PAGES = 4;
 export const PROBE_LIMIT = 25;
-
-/** Whether a first load from the default origin looks for where the data starts: any load in
- * windows (a via dataset's auto, or explicit months, weeks, days, durations), whose windows over
- * the empty years would each be a read; not one read in a single window or a plain walk. */
-export function findsDataStart(windowing: Windowing): boolean {
-  return windowing.kind === 'calendar' || windowing.kind === 'duration';
-}
 
 /** What the probe needs of a load's walk: whom to ask, and whom to tell of retries. */
 export type ProbeContext = Pick<WalkContext, 'api' | 'ref' | 'signal' | 'onRetry' | 'onRefresh'>;

@@ -11,7 +11,7 @@ import { LoadCheckpointer, type Checkpointer } from './checkpointer.ts';
 import { describeDataset, exportSettings, type ExportOptions, type ExportSettings, type ResolvedDataset } from './export-options.ts';
 import { rowKeyOf } from './highwater.ts';
 import { startLoad } from './load-plan.ts';
-import { emptyLead, findsDataStart } from './data-start.ts';
+import { emptyLead } from './data-start.ts';
 import { ParallelReader } from './parallel-reader.ts';
 import { remainingTasks } from './progress.ts';
 import { SaveQueue } from './save-queue.ts';
@@ -20,6 +20,7 @@ import type { DatasetState } from './state.ts';
 import type { SplitEvent, TotalEvent, WalkContext, WalkedPage } from './walk.ts';
 import type { ExportPage, ExportStats, PageEvent, WindowEvent } from './stream-types.ts';
 import { windowTasks, type WindowTask } from './window-tasks.ts';
+import { isWindowed, type Window } from './windows.ts';
 
 export { describeDataset, type ExportOptions, type ResolvedDataset } from './export-options.ts';
 export type { Checkpoint } from './checkpointer.ts';
@@ -37,6 +38,10 @@ export class ExportStream extends Readable {
   total: { value: number; exact: boolean; windows: number } | null = null;
   /** What kind of load this run is; set once the state was read. */
   loadMode: 'initial' | 'incremental' | 'resumed' | undefined;
+  /** The time span this run reads in windows, in epoch ms (after the empty years skipped), and how
+   * much of it an interrupted run had read already; set once the state was read, for progress.
+   * Undefined for a load that is not read in windows. */
+  timeSpan: { fromMs: number; toMs: number; doneMs: number } | undefined;
   /** The state to save once every page was taken: set just before the stream ends. */
   completedState: DatasetState | null = null;
 
@@ -136,11 +141,18 @@ export class ExportStream extends Readable {
       onRefresh: this.#onRefresh,
     };
     // A first load from the default origin skips the years before the data (data-start.ts).
-    const lead = start.mode === 'initial' && s.findStart && findsDataStart(load.windowing)
+    const lead = start.mode === 'initial' && s.findStart && isWindowed(load.windowing)
       ? await emptyLead(walk, load, this.#cursorField, s.concurrency)
       : null;
     if (lead !== null) checkpointer.skipped(lead);
     const progress = lead === null ? checkpointer.progress : { ...checkpointer.progress, done: [...checkpointer.progress.done, lead] };
+    const from = lead?.until ?? load.since;
+    if (isWindowed(load.windowing) && from !== null) {
+      const fromMs = Date.parse(from);
+      const toMs = Date.parse(load.until ?? load.end);
+      const doneMs = progress.done.reduce((sum, w) => sum + overlapMs(w, fromMs, toMs), 0);
+      this.timeSpan = { fromMs, toMs, doneMs };
+    }
     this.#reader = new ParallelReader({
       nextTask: windowTasks(load, remainingTasks(load, progress), walk, () => this.#cursorField),
       concurrency: s.concurrency,
@@ -288,4 +300,11 @@ export function exportPages(api: ServiceApi, dataset: DatasetRef, opts: ExportOp
  */
 export function exportRows(api: ServiceApi, dataset: DatasetRef, opts: ExportOptions = {}): ExportStream {
   return new ExportStream(api, dataset, opts, 'rows');
+}
+
+/** How many ms of [fromMs, toMs) the window covers (an open side reaches that end). */
+export function overlapMs(window: Window, fromMs: number, toMs: number): number {
+  const since = window.since === null ? fromMs : Math.max(fromMs, Date.parse(window.since));
+  const until = window.until === null ? toMs : Math.min(toMs, Date.parse(window.until));
+  return Math.max(0, until - since);
 }

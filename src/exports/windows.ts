@@ -28,6 +28,14 @@ export type Windowing =
   | { kind: 'calendar'; unit: 'month' | 'week' | 'day'; grow?: boolean }
   | { kind: 'duration'; iso: string };
 
+/** Whether a load is read in windows cut from a time span (a via dataset's auto, or explicit
+ * months, weeks, days, durations): a first load from the default origin then looks for where the
+ * data starts, since each window over the empty years would be a read; not a load read in one
+ * window or a plain walk. */
+export function isWindowed(windowing: Windowing): boolean {
+  return windowing.kind === 'calendar' || windowing.kind === 'duration';
+}
+
 /** Before any data the service can hold; the sandbox's data starts 2025-01-01. */
 export const DEFAULT_ORIGIN = '2015-01-01T00:00:00.000Z';
 /** A window this short is no longer split on a 504: the client retries it like any request. */

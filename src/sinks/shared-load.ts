@@ -8,14 +8,14 @@
 import type { ServiceApi } from '../core/api.ts';
 import { AbortError, LenderError } from '../core/errors.ts';
 import type { DatasetRef, ExportRow } from '../core/types.ts';
-import { emptyLead, findsDataStart, type ProbeContext } from '../exports/data-start.ts';
+import { emptyLead, type ProbeContext } from '../exports/data-start.ts';
 import type { ResolvedDataset } from '../exports/export-options.ts';
 import { exportPages, type ExportOptions, type ExportStream } from '../exports/export-stream.ts';
 import { compareCursorValues, type ValueMark } from '../exports/highwater.ts';
 import { remainingWindows, startLoad } from '../exports/load-plan.ts';
 import type { DatasetState } from '../exports/state.ts';
 import type { ExportStats } from '../exports/stream-types.ts';
-import { DEFAULT_ORIGIN, resolveWindowing } from '../exports/windows.ts';
+import { DEFAULT_ORIGIN, isWindowed, resolveWindowing } from '../exports/windows.ts';
 import { SinkError } from './errors.ts';
 import { commitInGroups, rowsOf } from './group-commit.ts';
 import type { SinkDataset } from './sink.ts';
@@ -105,7 +105,7 @@ export async function planParts(
   if (committed?.highWater != null && committed.load == null) return { mode: 'incremental', parts: [{ since: null, until: null, start: committed }] };
   const windowing = resolveWindowing(opts.window, resolved.pathKind);
   const { load } = startLoad(undefined, { origin: opts.origin ?? DEFAULT_ORIGIN, windowing, sort: 'asc', now: now.toISOString() });
-  const lead = opts.origin === undefined && findsDataStart(windowing)
+  const lead = opts.origin === undefined && isWindowed(windowing)
     ? await emptyLead(probe, load, resolved.cursorField, opts.concurrency ?? 1)
     : null;
   if (lead !== null) load.progress = { done: [lead], open: [] };
