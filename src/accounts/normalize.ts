@@ -23,15 +23,16 @@ const INTEGER_TEXT = /^\d{1,2}$/;
  * calendar days (a birth date, a due date), so:
  * - an ISO string gives the day it names, whatever its time and offset
  *   (`1990-05-01T00:00:00+04:00` is 01/05/1990, not the UTC day before);
- * - a Date at midnight in this process's time zone (what database drivers make of a DATE column)
- *   gives that local day, and any other Date (`new Date('1990-05-01')` is UTC midnight) its UTC day.
+ * - a Date at the start of a day in this process's time zone (what database drivers make of a DATE
+ *   column) gives that local day, and any other Date (`new Date('1990-05-01')` is UTC midnight)
+ *   its UTC day.
  */
 export function toServiceDate(value: unknown): unknown {
   if (value instanceof Date) {
     const utc = DateTime.fromJSDate(value, { zone: 'utc' });
     if (!utc.isValid) return value;
     const local = DateTime.fromJSDate(value);
-    return (isMidnight(local) && !isMidnight(utc) ? local : utc).toFormat(SERVICE_DATE);
+    return (startsItsDay(local) && !startsItsDay(utc) ? local : utc).toFormat(SERVICE_DATE);
   }
   // charCodeAt(4) === '-' first: wire-form dd/MM/yyyy dates (nearly all) skip the regex.
   if (typeof value === 'string' && value.charCodeAt(4) === 45 && ISO_DATE.test(value)) {
@@ -42,8 +43,10 @@ export function toServiceDate(value: unknown): unknown {
   return value;
 }
 
-function isMidnight(date: DateTime): boolean {
-  return date.hour === 0 && date.minute === 0 && date.second === 0 && date.millisecond === 0;
+/** The first instant of its day: midnight, or where clocks spring forward at midnight (Beirut,
+ * some years) the hour after, which is where `new Date(y, m, d)` lands. */
+function startsItsDay(date: DateTime): boolean {
+  return date.toMillis() === date.startOf('day').toMillis();
 }
 
 /** A finite number as a plain decimal string (never exponent notation, which the service refuses),

@@ -128,13 +128,15 @@ describe('normalisation of friendly input', () => {
   it('a Date at local midnight (a DATE column from a database driver) is that day in every time zone; one at UTC midnight its UTC day', () => {
     // Each zone in a process of its own: the time zone is read when Node starts.
     const script = `import { toServiceDate } from ${JSON.stringify(new URL('../../src/accounts/normalize.ts', import.meta.url).pathname)};
-      console.log(JSON.stringify([toServiceDate(new Date(1990, 4, 1)), toServiceDate(new Date('1990-05-01'))]));`;
-    for (const zone of ['Asia/Dubai', 'Asia/Riyadh', 'UTC', 'America/New_York', 'Pacific/Kiritimati', 'Pacific/Pago_Pago']) {
+      console.log(JSON.stringify([toServiceDate(new Date(1990, 4, 1)), toServiceDate(new Date('1990-05-01')), toServiceDate(new Date(2020, 2, 29))]));`;
+    for (const zone of ['Asia/Dubai', 'Asia/Riyadh', 'UTC', 'America/New_York', 'Pacific/Kiritimati', 'Pacific/Pago_Pago', 'Asia/Beirut']) {
       const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { env: { ...process.env, TZ: zone }, encoding: 'utf8' });
       assert.equal(run.status, 0, run.stderr);
-      const [localMidnight, utcMidnight] = JSON.parse(run.stdout) as string[];
+      const [localMidnight, utcMidnight, springForward] = JSON.parse(run.stdout) as string[];
       assert.equal(localMidnight, '01/05/1990', zone);
       assert.equal(utcMidnight, '01/05/1990', zone);
+      // In Beirut clocks went from 00:00 to 01:00 that day: the day starts at 01:00 local.
+      assert.equal(springForward, '29/03/2020', zone);
     }
   });
 
