@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -368,6 +368,20 @@ describe('a new database file', () => {
     });
     assert.equal(statSync(path).mode & 0o777, 0o600);
     assert.deepEqual(readdirSync(folder).filter((name) => name.startsWith('.lender-new-')).sort(), [justNow, alive, other].sort());
+
+    // Killed after linking the new file into place: its folder holds a second link to the
+    // database, removed at the next open of the file that exists now.
+    const linked = `.lender-new-${dead}-eeeeee`;
+    mkdirSync(join(folder, linked));
+    linkSync(path, join(folder, linked, 'lender.duckdb'));
+    const old = (Date.now() - 2 * 60_000) / 1000;
+    utimesSync(join(folder, linked), old, old);
+    assert.equal(statSync(path).nlink, 2);
+    await withSink({ path }, async (sink) => {
+      await sink.lock().then((hold) => hold.release());
+    });
+    assert.equal(existsSync(join(folder, linked)), false);
+    assert.equal(statSync(path).nlink, 1);
   });
 });
 

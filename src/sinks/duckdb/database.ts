@@ -108,6 +108,9 @@ export async function openDatabase(path: string): Promise<Database> {
   const ceiling = memoryCeilingMb();
   let writer: DuckDBConnection | undefined;
   try {
+    // At every open, not only when making a file: a process killed between the link and the
+    // removal left a folder holding a second link to the database.
+    await removeOrphanNewDirs(file);
     if (!existsSync(file)) await createPrivately(file);
     instance = await createInstance(file, memoryMb, ceiling);
     await makePrivate(file);
@@ -262,7 +265,6 @@ const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDE
  */
 async function createPrivately(file: string): Promise<void> {
   const { DuckDBInstance } = await import('@duckdb/node-api');
-  await removeOrphanNewDirs(file);
   const dir = await aboutFile('create', file, () => mkdtemp(join(dirname(file), `${NEW_DIR_PREFIX}${process.pid}-`)));
   try {
     const fresh = join(dir, basename(file));
