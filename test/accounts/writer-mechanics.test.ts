@@ -74,22 +74,25 @@ describe('flushing', () => {
     assert.equal(api.calls.length, 1);
   });
 
-  it('a source that trickles records without a pause still sees them sent, flushInterval after the first of a batch', async () => {
+  it('a source that trickles records without a pause still sees them sent, flushInterval after the first of a batch', async (t) => {
+    // The clock is the test's: a record every 30 ms, never 50 ms without a write.
+    t.mock.timers.enable({ apis: ['setTimeout'] });
     const api = new FakeService();
     const writer = createAccountWriter(api, { batchSize: 10_000, flushInterval: 50 });
-    let sent = false;
-    writer.once('batch', () => (sent = true));
-    let written = 0;
-    // A record every 5 ms: never 50 ms without a write.
-    while (!sent && written < 2_000) {
+    await new Promise((r) => setImmediate(r)); // the schemas load (_construct)
+    const sentAt: number[] = [];
+    writer.on('batch', (event: { records: number }) => sentAt.push(event.records));
+    for (let i = 0; i < 10; i += 1) {
       writer.write(account());
-      written += 1;
-      await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setImmediate(r));
+      t.mock.timers.tick(30);
+      await new Promise((r) => setImmediate(r));
     }
-    assert.ok(sent, `no batch sent after ${written} records written over some ${written * 5} ms`);
+    // Records at 0, 30 (sent at 50), 60, 90 (sent at 110), 120, 150 (170), …
+    assert.deepEqual(sentAt, [2, 2, 2, 2, 2]);
     writer.end();
     await once(writer, 'finish');
-    assert.equal(writer.summary.accepted, written);
+    assert.equal(writer.summary.accepted, 10);
   });
 
   it("emits 'finish' only once the last batch has settled", async () => {
