@@ -205,14 +205,27 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
     let sourceError: SourceErrorReport | undefined;
     // An input that cannot be read to the end (a JSON syntax error, a read that fails) ends the
     // input, not the run: what was read before it is still sent, and the summary says so.
+    // Only the reading is caught: a failure of the writer reaches this generator too (thrown in at
+    // its yield when the pipeline tears down) and must stay the writer's.
     async function* records(): AsyncGenerator<SourceRecord | MalformedRecord> {
+      const read = readRecords(input as AsyncIterable<Buffer | string>, sourceOpts)[Symbol.asyncIterator]();
       try {
-        yield* readRecords(input as AsyncIterable<Buffer | string>, sourceOpts);
-      } catch (error) {
-        if (io.signal.aborted) throw error;
-        sourceError = error instanceof JsonSourceError
-          ? { message: error.message, ...error.position, elementsRead: error.elementsRead }
-          : { message: `cannot read ${file === '-' ? 'stdin' : file} to the end: ${error instanceof Error ? error.message : String(error)}` };
+        for (;;) {
+          let next: IteratorResult<SourceRecord | MalformedRecord>;
+          try {
+            next = await read.next();
+          } catch (error) {
+            if (io.signal.aborted) throw error;
+            sourceError = error instanceof JsonSourceError
+              ? { message: error.message, ...error.position, elementsRead: error.elementsRead }
+              : { message: `cannot read ${file === '-' ? 'stdin' : file} to the end: ${error instanceof Error ? error.message : String(error)}` };
+            return;
+          }
+          if (next.done === true) return;
+          yield next.value;
+        }
+      } finally {
+        await read.return?.(undefined);
       }
     }
 

@@ -215,11 +215,15 @@ describe('lender push: a run that cannot finish still accounts for every record'
   });
 
   it('a rejects file that cannot be written: the summary still comes, then the error naming the file (exit 1)', async () => {
-    const input = [JSON.stringify(record('FULL-1', 'A1')), JSON.stringify({ status: 9 }), JSON.stringify(record('FULL-1', 'A2'))].join('\n');
-    const { code, stdout, stderr } = await run(['push', '-', '--rejects', '/dev/full'], input);
+    // Many rejects, so the input is still being read when the file fails: that is the writer's
+    // failure, not the input's.
+    const lines = [JSON.stringify(record('FULL-1', 'A1')), JSON.stringify(record('FULL-1', 'A2'))];
+    for (let i = 0; i < 20_000; i += 1) lines.push(JSON.stringify({ status: 9, n: i }));
+    const { code, stdout, stderr } = await run(['push', '-', '--rejects', '/dev/full'], lines.join('\n'));
     assert.equal(code, 1, stderr);
-    const summary = JSON.parse(stdout) as { received: number; accepted: number; rejected: number };
+    const summary = JSON.parse(stdout) as { received: number; accepted: number; rejected: number; sourceError?: unknown };
     assert.equal(summary.received, summary.accepted + summary.rejected);
+    assert.equal(summary.sourceError, undefined, 'the input was readable');
     assert.match(stderr, /lender push: cannot write the rejects file \/dev\/full: no space left on device \(ENOSPC\)\n$/);
   });
 
