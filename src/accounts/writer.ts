@@ -16,7 +16,7 @@
 // have applied them; the rejects file is then ended, not discarded, so it holds every reject.
 import { Writable } from 'node:stream';
 import type { AccountsRequestOptions, RefreshEvent, RetryEvent, RetryPolicy, ServiceApi } from '../core/api.ts';
-import { ConfigError, LenderError, ValidationError } from '../core/errors.ts';
+import { ConfigError, firstLineOf, LenderError, ValidationError } from '../core/errors.ts';
 import { parseInteger } from '../core/options.ts';
 import { describeAnomaly, type AnomalyEvent } from './anomaly.ts';
 import { BatchPlanner, type Batch, type PlannedEntry } from './batch-planner.ts';
@@ -145,13 +145,10 @@ function serialise(value: unknown): string | { error: string } {
   try {
     return JSON.stringify(value);
   } catch (error) {
-    return { error: `record cannot be written as JSON: ${messageLine(error)}` };
+    return { error: `record cannot be written as JSON: ${firstLineOf(error)}` };
   }
 }
 
-function messageLine(error: unknown): string {
-  return error instanceof Error ? error.message.split('\n')[0]! : String(error);
-}
 
 function isPlainObject(value: unknown): boolean {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -272,7 +269,7 @@ export class RecordWriter<T> extends Writable {
       result = this.#validate!(input);
     } catch (error) {
       // A getter or a Proxy that throws when read: one bad record, not a reason to stop.
-      result = { ok: false, errors: [`record cannot be read: ${messageLine(error)}`] };
+      result = { ok: false, errors: [`record cannot be read: ${firstLineOf(error)}`] };
     }
     if (!result.ok) {
       const reason = isPlainObject(input) ? 'invalid' : 'malformed';

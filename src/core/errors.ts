@@ -200,3 +200,9 @@ export class AbortError extends Error {
 export class ProtocolError extends LenderError {
   override name = 'ProtocolError';
 }
+
+/** The first line of an error's message: the rest (a query excerpt, hints) stays in the error. */
+export function firstLineOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n', 1)[0]!.trim();
+}

@@ -7,6 +7,7 @@
 // DuckDB's appender, and rows of stored ones are staged and merged (sql.ts mergeSql).
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { resolve } from 'node:path';
+import { firstLineOf } from '../core/errors.ts';
 import { withField } from '../core/own-fields.ts';
 import type { ExportRow } from '../core/types.ts';
 import type { DatasetState } from '../exports/state.ts';
@@ -14,7 +15,7 @@ import {
   describeChange, initialColumns, keyColumn, latestByIdentity, MISMATCH_COLUMN, TableShape, type ShapeChange,
 } from './columns.ts';
 import { readColumns, readKeys, readState } from './duckdb/catalog.ts';
-import { DuckDbLockedError, isOneSelect, isShortOfMemory, memoryLimitMb, messageOf, openDatabase, type Database } from './duckdb/database.ts';
+import { DuckDbLockedError, isOneSelect, isShortOfMemory, memoryLimitMb, openDatabase, type Database } from './duckdb/database.ts';
 import type { Writer } from './duckdb/writer.ts';
 import { appendRows, rowsToObserve, textLength } from './duckdb/append-rows.ts';
 import { KeySet } from './duckdb/key-set.ts';
@@ -165,7 +166,7 @@ class DuckDbStore implements DuckDbSink {
       // The shape may name columns the rolled-back transaction did not add: read the table again.
       this.#tables.set(dataset.code, await this.#loadTable(db.writer.connection, dataset).catch(() => table));
       throw error instanceof SinkError ? error
-        : new SinkError(`DuckDB could not store a page of ${dataset.code} in ${this.location(dataset)}: ${messageOf(error)}` +
+        : new SinkError(`DuckDB could not store a page of ${dataset.code} in ${this.location(dataset)}: ${firstLineOf(error)}` +
           (isShortOfMemory(error) ? ` (DuckDB's memory limit: ${db.memoryMb} MB)` : ''), { cause: error });
     }
     table.stored = new Map(columns.map((c) => [c.name, c]));
@@ -189,11 +190,11 @@ class DuckDbStore implements DuckDbSink {
     } catch (error) {
       // A SELECT refused for want of memory (one over large values, say) changed nothing: it
       // runs again with twice the limit.
-      if (isShortOfMemory(error) && !messageOf(error).startsWith('FATAL') && (await isOneSelect(reader, sql)) &&
+      if (isShortOfMemory(error) && !firstLineOf(error).startsWith('FATAL') && (await isOneSelect(reader, sql)) &&
         (await db.fitMemory(db.memoryMb * 2).catch(() => false))) {
         return this.query(sql);
       }
-      throw new SinkError(`DuckDB could not run the query on ${this.target}: ${messageOf(error)}`, { cause: error });
+      throw new SinkError(`DuckDB could not run the query on ${this.target}: ${firstLineOf(error)}`, { cause: error });
     } finally {
       // Anything but one SELECT may have written rows the key sets do not know: they are read
       // again from the tables at the next commit, in a transaction begun after this.

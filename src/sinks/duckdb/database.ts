@@ -9,6 +9,7 @@ import { closeSync, existsSync, fchmodSync, openSync, rmdirSync, statSync, unlin
 import { chmod, link, mkdir, mkdtemp, realpath, rm, stat } from 'node:fs/promises';
 import { totalmem } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { firstLineOf } from '../../core/errors.ts';
 import { aboutFile, FileError } from '../../core/file-errors.ts';
 import { makeFolder } from '../../core/make-folder.ts';
 import { PRIVATE_MODE } from '../../core/private-files.ts';
@@ -124,7 +125,7 @@ export async function openDatabase(path: string): Promise<Database> {
     instance?.closeSync();
     OPEN_FILES.delete(claim);
     if (error instanceof SinkError) throw error;
-    throw new SinkError(error instanceof FileError ? error.message : `DuckDB could not open ${file}: ${messageOf(error)}`, { cause: error });
+    throw new SinkError(error instanceof FileError ? error.message : `DuckDB could not open ${file}: ${firstLineOf(error)}`, { cause: error });
   }
   const db = instance;
   const conn = writer;
@@ -215,7 +216,7 @@ async function createInstance(file: string, memoryMb: number, ceiling: number): 
 /** DuckDB's refusal of memory beyond its limit, in a statement or in the checkpoint a commit runs
  * (that one FATAL: the database is then unusable until opened again). */
 export function isShortOfMemory(error: unknown): boolean {
-  return /^Out of Memory Error|failed to pin block|could not allocate block/.test(messageOf(error));
+  return /^Out of Memory Error|failed to pin block|could not allocate block/.test(firstLineOf(error));
 }
 
 export function walOf(file: string): string {
@@ -234,15 +235,10 @@ export async function isOneSelect(conn: DuckDBConnection, sql: string): Promise<
   }
 }
 
-/** The first line of an error DuckDB threw (the rest, a query excerpt or hints, stays in its cause). */
-export function messageOf(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.split('\n', 1)[0]!.trim();
-}
 
 /** DuckDB's refusal to lock the file becomes a DuckDbLockedError naming the file and its holder. */
 export function openError(file: string, error: unknown): Error {
-  const message = messageOf(error);
+  const message = firstLineOf(error);
   if (message.includes('Could not set lock on file')) {
     const pid = /\(PID (\d+)\)/.exec(message)?.[1];
     return new DuckDbLockedError(file, { thisProcess: false, pid: pid === undefined ? undefined : Number(pid) }, { cause: error });
