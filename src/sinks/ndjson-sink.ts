@@ -128,26 +128,35 @@ class NdjsonSink implements Sink {
   async commit({ dataset, rows, state }: SinkPage): Promise<void> {
     const file = this.#file;
     if (file?.code !== dataset.code) throw new SinkError(`commit of ${dataset.code} without open()`);
+    const path = this.location(dataset);
     // Created at the first commit: a dataset that fails before any page leaves no empty file.
     if (file.handle === undefined) {
-      if (file.first) await markFirstPage(this.location(dataset), storeName(this.#store));
-      file.handle = await openPrivate(this.location(dataset), 'a');
+      const store = storeName(this.#store);
+      if (file.first) await aboutFile('write the marker of', path, () => markFirstPage(path, store));
+      file.handle = await aboutFile('open', path, () => openPrivate(path, 'a'));
     }
     if (rows.length > 0) {
       const bytes = ndjsonBytes(rows);
       const { handle } = file;
       // appendFile writes until every byte is written: one write() may write fewer without an
       // error (a disk filling up, a file size limit), and the state would count bytes never written.
-      await aboutFile('write', this.location(dataset), async () => {
-        await handle.appendFile(bytes);
-        await handle.datasync();
+      await aboutFile('write', path, async () => {
+        try {
+          await handle.appendFile(bytes);
+          await handle.datasync();
+        } catch (error) {
+          // What was written of the page goes, so a later commit does not append after it (the
+          // next open would cut it anyway).
+          await handle.truncate(file.bytes).catch(() => undefined);
+          throw error;
+        }
       });
       file.bytes += bytes.length;
     }
     await this.#store.save(dataset.key, { ...state, fileBytes: file.bytes });
     if (file.first) {
       file.first = false;
-      await unlinkIfThere(firstPageMarker(this.location(dataset)));
+      await unlinkIfThere(firstPageMarker(path));
     }
   }
 
