@@ -5,6 +5,7 @@
 // are tested directly first.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -359,6 +360,38 @@ describe('PostgreSQL sink on a real cluster', () => {
     } finally {
       await sink.close();
     }
+  });
+
+  test('a database its owner prepared: a user without CREATE anywhere syncs into it, incrementally', async () => {
+    const db = await createDatabase(pg);
+    const owner = postgresSink({ connectionString: db.url, env: db.env });
+    try {
+      await sync(f.client, ['D07', 'D26'], { to: owner, limit: 200 });
+    } finally {
+      await owner.close();
+    }
+    const password = randomBytes(12).toString('hex');
+    await adminQuery(pg, `CREATE ROLE loader LOGIN PASSWORD '${password}'`);
+    await adminQuery(pg, `
+      REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+      GRANT USAGE ON SCHEMA lender TO loader;
+      GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA lender TO loader;`, [], db.database);
+    const canCreate = await adminQuery<{ schema: boolean; database: boolean }>(pg,
+      `SELECT has_schema_privilege('loader', 'lender', 'CREATE') AS schema, has_database_privilege('loader', current_database(), 'CREATE') AS database`, [], db.database);
+    assert.deepEqual(canCreate.rows[0], { schema: false, database: false });
+    await sandboxPost('/__sandbox/advance');
+    const url = `postgres://loader@${pg.host}:${pg.port}/${db.database}`;
+    const loader = postgresSink({ connectionString: url, env: { PGPASSWORD: password } });
+    try {
+      const summary = await sync(f.client, ['D07', 'D26'], { to: loader, limit: 200 });
+      assert.equal(summary.D07!.mode, 'incremental');
+      assert.ok(summary.D07!.rows > 0, 'the advance changed rows');
+    } finally {
+      await loader.close();
+    }
+    const expected = await reference('D07');
+    const types = await columnTypes(pg, db, 'd07');
+    assert.deepEqual(await storedRows(pg, db, 'd07'), [...new Set(asStored(expected, types))].sort());
   });
 
   test('a first load of a via dataset plans its parts from the month of its first row, one after another to the end', async () => {

@@ -52,6 +52,15 @@ export class PgLeaseBoard implements LeaseBoard {
   async join(dataset: SinkDataset, plan: (committed: DatasetState | undefined) => Promise<LoadParts>): Promise<JoinedLoad> {
     await this.#store.ensureTable(dataset);
     this.#tables ??= this.#store.transaction(async (q) => {
+      // Looked up first: PostgreSQL checks the right to CREATE in the schema before it sees that
+      // a table exists, so a user without it (a database its owner prepared) could not even
+      // send CREATE TABLE IF NOT EXISTS.
+      const present = async (): Promise<boolean> => {
+        const { rows } = await q.query<{ both: boolean }>(
+          'SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS both', [this.#loads, this.#parts]);
+        return rows[0]!.both;
+      };
+      if (await present()) return;
       // Workers starting together would race on the catalog with IF NOT EXISTS alone.
       await q.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`lender-streams leases ${this.#store.schema}`]);
       for (const sql of leaseTablesSql(this.#store.schema)) await q.query(sql);
