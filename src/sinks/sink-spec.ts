@@ -4,7 +4,7 @@
 // the shell's history and the process list.
 import { resolve } from 'node:path';
 import { ConfigError } from '../core/errors.ts';
-import { isPostgresUrl } from './postgres/connection.ts';
+import { parsePostgresUrl } from './postgres/connection.ts';
 
 export const DEFAULT_DUCKDB_FILE = 'lender.duckdb';
 
@@ -27,16 +27,7 @@ export function parseSinkSpec(spec: string): SinkSpec {
     case 'postgres':
     case 'postgresql': {
       if (rest === '') return { kind: 'postgres', url: undefined };
-      const notUrl = new ConfigError('--to: not a PostgreSQL URL; the form is postgres://user@host:5432/database');
-      // Without the //, URL reads everything after the scheme as a path: a password there would
-      // go unnoticed and become part of the database's name (and of the messages that name it).
-      if (!isPostgresUrl(spec)) throw notUrl;
-      let url: URL;
-      try {
-        url = new URL(spec);
-      } catch {
-        throw notUrl;
-      }
+      const url = parsePostgresUrl(spec, '--to');
       if (url.password !== '') {
         throw new ConfigError('--to: a password in the URL would be left in shell history and the process list; put it in PGPASSWORD or ~/.pgpass instead');
       }

@@ -168,21 +168,27 @@ describe('connection settings', () => {
     const secret = 'hunter2-very-secret';
     // Without the //, URL reads the rest as a path, where a password would go unnoticed.
     const withoutSlashes = [`postgres:u:${secret}@h/d`, `postgresql:/u:${secret}@h/d`, `POSTGRES:u:${secret}@h/d`];
-    for (const connectionString of [`postgres://u:${secret}@h/d`, `postgres://u@h/d?password=${secret}`, `http://u:${secret}@h/d`, `postgres://u:${secret}@h:99999999/d`, ...withoutSlashes]) {
+    // A password holding '/', '?' or '#' unencoded ends the host there; its rest would be taken
+    // for the port, the path, a parameter or a fragment.
+    const cutShort = ['2024/Winter', '2024?Winter', '2024#Winter', 'a/b?c#d'].map((pw) => `postgres://etl:${pw}@h:5432/d`);
+    for (const connectionString of [`postgres://u:${secret}@h/d`, `postgres://u@h/d?password=${secret}`, `http://u:${secret}@h/d`, `postgres://u:${secret}@h:99999999/d`, ...withoutSlashes, ...cutShort]) {
       assert.throws(() => resolveConnection({ connectionString, env: {} }), (error: unknown) => {
         assert.ok(error instanceof ConfigError, String(error));
-        assert.ok(!error.message.includes(secret), error.message);
+        assert.ok(!error.message.includes(secret) && !error.message.includes('Winter') && !error.message.includes('2024'), error.message);
         return true;
       });
       assert.throws(() => postgresSink({ connectionString, env: {} }), ConfigError);
     }
-    for (const DATABASE_URL of withoutSlashes) {
+    for (const DATABASE_URL of [...withoutSlashes, ...cutShort]) {
       assert.throws(() => resolveConnection({ env: { DATABASE_URL } }), (error: unknown) => {
         assert.ok(error instanceof ConfigError, String(error));
-        assert.ok(!error.message.includes(secret), error.message);
+        assert.ok(!error.message.includes(secret) && !error.message.includes('Winter'), error.message);
         return true;
       });
     }
+    assert.throws(() => resolveConnection({ connectionString: 'postgres://etl:2024/Winter@h:5432/d', env: {} }), /has an '@' after its host/);
+    // An '@' after the host where no password can be: still refused, to be safe, with the remedy.
+    assert.throws(() => resolveConnection({ connectionString: 'postgres://u@h/db@work', env: {} }), /percent-encode/);
   });
 
   test('the password file: first matching line, wildcards, escapes, sockets as localhost', () => {
@@ -915,10 +921,11 @@ describe('PostgreSQL sink on a real cluster', () => {
       assert.notEqual(refusedCode, 0);
       assert.match(refused.err(), /PGPASSWORD or ~\/\.pgpass/);
       assert.ok(!refused.err().includes(secret) && !refused.out().includes(secret), refused.err());
-      for (const to of [`postgres:${pg.user}:${secret}@127.0.0.1/${db.database}`, `postgres:/${pg.user}:${secret}@127.0.0.1/${db.database}`]) {
+      for (const to of [`postgres:${pg.user}:${secret}@127.0.0.1/${db.database}`, `postgres:/${pg.user}:${secret}@127.0.0.1/${db.database}`,
+        `postgres://${pg.user}:${secret}/x@127.0.0.1:${pg.port}/${db.database}`, `postgres://${pg.user}:2024?${secret}@127.0.0.1:${pg.port}/${db.database}`]) {
         const malformed = memoryIo(env);
         assert.equal(await main(['sync', '--sandbox', '--to', to, '--datasets', 'D07'], malformed), 2, malformed.err());
-        assert.match(malformed.err(), /not a PostgreSQL URL/);
+        assert.match(malformed.err(), /not a PostgreSQL URL|has an '@' after its host/);
         assert.ok(!malformed.err().includes(secret) && !malformed.out().includes(secret), malformed.err());
       }
     } finally {

@@ -39,16 +39,29 @@ export function isPostgresUrl(text: string): boolean {
   return /^postgres(?:ql)?:\/\//i.test(text);
 }
 
-function parseUrl(text: string, what: string): URL {
+/**
+ * The URL, or a ConfigError that does not echo it (it may hold a password). Refused besides what
+ * URL refuses: a text without the // (URL reads the rest as a path, where a password would pass
+ * unseen into the database's name and every message naming it), an '@' after the host (a password
+ * holding '/', '?' or '#' ends the host early, and its rest lands in the port, the path, the query
+ * or the fragment), and a fragment, which means nothing to PostgreSQL.
+ */
+export function parsePostgresUrl(text: string, what: string): URL {
+  let url: URL;
   try {
-    // Without the //, URL reads the rest as a path: a password would pass unseen into the name
-    // of the database, and into every message that names it.
     if (!isPostgresUrl(text)) throw new Error('scheme');
-    return new URL(text);
+    url = new URL(text);
   } catch {
-    // The text is not echoed: it may hold a password.
     throw new ConfigError(`${what} is not a PostgreSQL URL; the form is postgres://user@host:5432/database`);
   }
+  const afterScheme = text.slice(text.indexOf('//') + 2);
+  const hostEnd = afterScheme.search(/[/?#]/);
+  if (hostEnd >= 0 && afterScheme.slice(hostEnd).includes('@')) {
+    throw new ConfigError(`${what} has an '@' after its host: a password holding '/', '?' or '#' ends the host there; ` +
+      'put the password in PGPASSWORD or ~/.pgpass instead (or percent-encode those characters)');
+  }
+  if (url.hash !== '' || text.includes('#')) throw new ConfigError(`${what} has a '#' part, which a PostgreSQL URL does not take`);
+  return url;
 }
 
 function decoded(part: string): string {
@@ -65,12 +78,12 @@ export function resolveConnection(opts: PgConnectionOptions): PgSettings {
   let url: URL | undefined;
   let urlPassword: string | undefined;
   if (opts.connectionString !== undefined) {
-    url = parseUrl(opts.connectionString, 'the connection string');
+    url = parsePostgresUrl(opts.connectionString, 'the connection string');
     if (url.password !== '') {
       throw new ConfigError('a password in the connection string would be left in code, shell history or the process list; put it in PGPASSWORD or ~/.pgpass instead');
     }
   } else if (env.DATABASE_URL !== undefined && env.DATABASE_URL !== '') {
-    url = parseUrl(env.DATABASE_URL, 'DATABASE_URL');
+    url = parsePostgresUrl(env.DATABASE_URL, 'DATABASE_URL');
     if (url.password !== '') urlPassword = decoded(url.password);
   }
   const params = url?.searchParams ?? new URLSearchParams();
