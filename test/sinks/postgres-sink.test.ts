@@ -564,6 +564,30 @@ describe('PostgreSQL sink on a real cluster', () => {
   });
 
   // (A NUL in a name fails the page as a NUL in a value does: PostgreSQL stores it nowhere.)
+  test('fields named like the system columns every table has (xmin, ctid, …) keep their values in _mismatched; the load goes on', async () => {
+    const db = await createDatabase(pg);
+    const ds = dataset('D45');
+    const notices: SinkNotice[] = [];
+    const sink = postgresSink({ connectionString: db.url, env: db.env, onNotice: (n) => notices.push(n) });
+    const system = { xmin: 1, ctid: 'a', tableoid: 2, cmax: 3, cmin: 4, xmax: 5 };
+    try {
+      await sink.open(ds);
+      await sink.commit({ dataset: ds, rows: [{ public_id: 'p1', updated_at: at(1), n: 1, XMIN: 'upper case is another name' }], state: stateOf('D45', at(1)) });
+      await sink.commit({ dataset: ds, rows: [{ public_id: 'p2', updated_at: at(2), n: 2, ...system }], state: stateOf('D45', at(2)) });
+      await sink.commit({ dataset: ds, rows: [{ public_id: 'p1', updated_at: at(3), n: 3, xmin: 9 }], state: stateOf('D45', at(3)) });
+      assert.deepEqual(notices.filter((n) => n.kind === 'no-column').map((n) => n.message).sort(),
+        Object.keys(system).map((name) => `lender.d45: ${name} gets no column (${name} is a system column of every PostgreSQL table); its values are kept in _mismatched`).sort());
+    } finally {
+      await sink.close();
+    }
+    const rows = await adminQuery<{ public_id: string; n: string; XMIN: string | null; _mismatched: unknown }>(pg,
+      'SELECT public_id, n, "XMIN", _mismatched FROM lender.d45 ORDER BY 1', [], db.database);
+    assert.deepEqual(rows.rows, [
+      { public_id: 'p1', n: '3', XMIN: null, _mismatched: { xmin: 9 } },
+      { public_id: 'p2', n: '2', XMIN: null, _mismatched: system },
+    ]);
+  });
+
   test('a field name PostgreSQL cannot hold (over 63 bytes, two sharing their first 63, empty) keeps its values in _mismatched, told once a run; the next run goes on', async () => {
     const db = await createDatabase(pg);
     const ds = dataset('D44');

@@ -107,7 +107,18 @@ export function saveStateSql(table: string, key: string, json: string): string {
 
 /** PostgreSQL cuts names longer than 63 bytes: such a field gets no column, rather than one
  * under a cut name that the next run would not recognise (or two fields sharing it). */
+/** Every table has these columns already; a column of the same name cannot be added. */
+const SYSTEM_COLUMNS = new Set(['tableoid', 'xmin', 'cmin', 'xmax', 'cmax', 'ctid']);
+
 export const POSTGRES_NAMING: ColumnNaming = {
-  key: (name) => (unnameable(name) === undefined && Buffer.byteLength(name) <= 63 ? name : null),
-  reason: (name) => unnameable(name) ?? 'PostgreSQL names have at most 63 bytes',
+  key: (name) => (postgresProblem(name) === undefined ? name : null),
+  reason: (name) => postgresProblem(name) ?? '',
 };
+
+function postgresProblem(name: string): string | undefined {
+  const problem = unnameable(name);
+  if (problem !== undefined) return problem;
+  if (Buffer.byteLength(name) > 63) return 'PostgreSQL names have at most 63 bytes';
+  if (SYSTEM_COLUMNS.has(name)) return `${name} is a system column of every PostgreSQL table`;
+  return undefined;
+}
