@@ -588,6 +588,25 @@ describe('PostgreSQL sink on a real cluster', () => {
     ]);
   });
 
+  test('a dataset code too long for a table name (a sink of your own codes) is refused, not cut into another table\'s name', async () => {
+    const db = await createDatabase(pg);
+    const sink = postgresSink({ connectionString: db.url, env: db.env });
+    const fits = dataset('x'.repeat(49));
+    const long = dataset('x'.repeat(70));
+    try {
+      await sink.open(fits);
+      await sink.commit({ dataset: fits, rows: [{ public_id: 'p1', updated_at: at(1) }], state: stateOf(fits.code, at(1)) });
+      await sink.commit({ dataset: fits, rows: [{ public_id: 'p1', updated_at: at(2) }], state: stateOf(fits.code, at(2)) });
+      await assert.rejects(async () => {
+        await sink.open(long);
+        await sink.commit({ dataset: long, rows: [{ public_id: 'p1', updated_at: at(1) }], state: stateOf(long.code, at(1)) });
+      }, (error: Error) => error instanceof SinkError && error.message.includes(`the dataset code ${long.code} is too long for a PostgreSQL table: at most 49 bytes`));
+    } finally {
+      await sink.close();
+    }
+    assert.equal(await count(pg, db, `SELECT count(*) AS n FROM lender.${'x'.repeat(49)}`), 1);
+  });
+
   test('a field name PostgreSQL cannot hold (over 63 bytes, two sharing their first 63, empty) keeps its values in _mismatched, told once a run; the next run goes on', async () => {
     const db = await createDatabase(pg);
     const ds = dataset('D44');

@@ -39,6 +39,11 @@ export function datasetTable(dataset: Pick<SinkDataset, 'code'>): string {
   return dataset.code.toLowerCase();
 }
 
+const STAGE_PREFIX = '_lender_stage_';
+/** PostgreSQL cuts names past 63 bytes, silently: a longer table (or staging table) name would
+ * be another table's, and a stored identity would not be recognised in its errors. */
+const MAX_TABLE_BYTES = 63 - STAGE_PREFIX.length;
+
 /** A table as a store knows it: its columns (the shape) and whether the store created it. */
 export interface KnownTable {
   shape: TableShape;
@@ -121,6 +126,9 @@ export class PgTransaction {
     if (known !== undefined) return known.shape;
     const schema = this.#store.schema;
     const name = datasetTable(dataset);
+    if (Buffer.byteLength(name) > MAX_TABLE_BYTES) {
+      throw new SinkError(`the dataset code ${dataset.code} is too long for a PostgreSQL table: at most ${MAX_TABLE_BYTES} bytes`);
+    }
     const names = [ident(schema), qualified(schema, STATE_TABLE), qualified(schema, name)];
     const exists = async (): Promise<boolean[]> => {
       const r = await this.#run<{ s: boolean; st: boolean; t: boolean }>(
@@ -267,7 +275,7 @@ export class PgTransaction {
    * or empty it go with the COPY.
    */
   #stage(dataset: SinkDataset, columns: readonly Column[]): string {
-    const name = `_lender_stage_${datasetTable(dataset)}`;
+    const name = `${STAGE_PREFIX}${datasetTable(dataset)}`;
     const quoted = `pg_temp.${ident(name)}`;
     const stages = this.#store.stagesOf(this.#client);
     const signature = JSON.stringify(columns);
