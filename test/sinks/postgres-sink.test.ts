@@ -158,6 +158,9 @@ describe('connection settings', () => {
     assert.equal(fromDatabaseUrl.urlPassword, 's3cret-pw');
     const bare = resolveConnection({ env: { PGUSER: 'only' } });
     assert.deepEqual([bare.host, bare.port, bare.database], ['localhost', 5432, 'only']);
+    assert.equal(bare.applicationName, undefined, 'the sink names itself lender-streams then');
+    assert.equal(resolveConnection({ connectionString: 'postgres://u@h/d?application_name=my-etl', env: { PGAPPNAME: 'other' } }).applicationName, 'my-etl');
+    assert.equal(resolveConnection({ env: { PGAPPNAME: 'nightly-load' } }).applicationName, 'nightly-load');
     // Every TLS mode checks the certificate and the host name, libpq's require and verify-ca too.
     for (const mode of ['require', 'verify-ca', 'verify-full']) {
       assert.deepEqual(resolveConnection({ env: { PGSSLMODE: mode } }).ssl, { rejectUnauthorized: true }, mode);

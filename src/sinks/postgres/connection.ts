@@ -28,6 +28,8 @@ export interface PgSettings {
   ssl: false | ConnectionOptions;
   /** The password of DATABASE_URL, when it holds one. */
   urlPassword: string | undefined;
+  /** The URL's application_name, else PGAPPNAME; undefined: the caller's default. */
+  applicationName: string | undefined;
   env: NodeJS.ProcessEnv;
 }
 
@@ -100,7 +102,8 @@ export function resolveConnection(opts: PgConnectionOptions): PgSettings {
   const database = pick(params.get('dbname') ?? undefined, path, env.PGDATABASE) ?? user;
   const sslmode = pick(params.get('sslmode') ?? undefined, env.PGSSLMODE) ?? 'prefer';
   const rootCert = pick(params.get('sslrootcert') ?? undefined, env.PGSSLROOTCERT);
-  return { host, port, user, database, ssl: sslOptions(sslmode, rootCert), urlPassword, env };
+  const applicationName = pick(params.get('application_name') ?? undefined, env.PGAPPNAME);
+  return { host, port, user, database, ssl: sslOptions(sslmode, rootCert), urlPassword, applicationName, env };
 }
 
 /** libpq's default user: the operating system's. */

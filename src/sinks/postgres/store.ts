@@ -106,7 +106,7 @@ export class PgStore {
       user: settings.user,
       database: settings.database,
       ssl: settings.ssl,
-      application_name: opts.applicationName ?? 'lender-streams',
+      application_name: settings.applicationName ?? opts.applicationName ?? 'lender-streams',
       max: opts.maxConnections ?? 1,
       // An address that never answers fails in a while instead of at the TCP timeout; keepalive
       // finds a connection that died in between.
