@@ -57,8 +57,10 @@ describe('parseDuration', () => {
     assert.equal(parseDuration('1ms', '--delivery-timeout', { min: 1 }), 1);
     for (const bad of ['0', '0s', '0.1ms', 'PT0S']) {
       assert.throws(() => parseDuration(bad, '--delivery-timeout', { min: 1 }), (e: unknown) =>
-        e instanceof ConfigError && e.message === `--delivery-timeout must be a duration such as 2m, 90s or 500ms (a bare number is milliseconds), not '${bad}'`, bad);
+        e instanceof ConfigError && e.message === `--delivery-timeout must be at least 1 ms, not '${bad}'`, bad);
     }
+    assert.throws(() => parseDuration('50ms', 'lease', { min: 100 }), (e: unknown) =>
+      e instanceof ConfigError && e.message === "lease must be at least 100 ms, not '50ms'");
   });
 
   it('refuses what is beyond a safe integer of milliseconds', () => {

@@ -44,6 +44,8 @@ function toMillis(value: unknown): number {
 /** Whole milliseconds, at least `min` (default 0: never negative). */
 export function parseDuration(value: unknown, name: string, { min = 0 }: { min?: number } = {}): number {
   const ms = Math.round(toMillis(value));
+  // A duration, but too short: say the bound, not the form.
+  if (ms >= 0 && ms < min) throw new ConfigError(`${name} must be at least ${min} ms, not ${shown(value)}`);
   if (!(ms >= min && ms <= Number.MAX_SAFE_INTEGER)) {
     throw new ConfigError(`${name} must be a duration such as 2m, 90s or 500ms (a bare number is milliseconds), not ${shown(value)}`);
   }

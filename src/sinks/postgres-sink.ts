@@ -9,7 +9,7 @@ import type { DatasetState } from '../exports/state.ts';
 import type { Sink, SinkDataset, SinkNotice, SinkPage } from './sink.ts';
 import { resolveConnection } from './postgres/connection.ts';
 import { checkSchemaName, datasetTable, DEFAULT_SCHEMA, describeStore, PgStore } from './postgres/store.ts';
-import { DEFAULT_LEASE_MS, PgLeaseBoard } from './postgres/lease-board.ts';
+import { DEFAULT_LEASE_MS, MIN_LEASE_MS, PgLeaseBoard } from './postgres/lease-board.ts';
 import type { LeaseBoard } from './shared-load.ts';
 import { parseDuration, type DurationValue } from '../core/options.ts';
 
@@ -53,7 +53,7 @@ class PostgresSink implements Sink {
     const settings = resolveConnection(opts);
     this.#schema = checkSchemaName(opts.schema ?? DEFAULT_SCHEMA);
     this.target = describeStore(settings, this.#schema);
-    this.#leaseMs = parseDuration(opts.lease ?? DEFAULT_LEASE_MS, 'lease', { min: 100 });
+    this.#leaseMs = parseDuration(opts.lease ?? DEFAULT_LEASE_MS, 'lease', { min: MIN_LEASE_MS });
     this.#opts = opts;
   }
 

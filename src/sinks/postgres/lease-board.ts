@@ -17,6 +17,8 @@ import type { PgStore } from './store.ts';
 import type { PgTransaction } from './transaction.ts';
 
 export const DEFAULT_LEASE_MS = 30_000;
+/** A lease is renewed while a page commits; shorter than this it would lapse between renewals. */
+export const MIN_LEASE_MS = 100;
 
 export const LOADS_TABLE = '_lender_loads';
 export const PARTS_TABLE = '_lender_parts';
