@@ -98,6 +98,21 @@ describe('TLS', () => {
 });
 
 describe('routing and bodies', () => {
+  it('a path starting with // is that path: not a host and the rest (which would serve /admin/… to //x/admin/…)', async () => {
+    const demo = await t.loginAs('demo');
+    const catalog = `/admin/v3/lenders/${demo.lenderPublicId}/exports/catalog`;
+    assert.equal((await t.request('GET', catalog, { token: demo.token })).status, 200);
+    for (const path of [`//x${catalog}`, `//${catalog.slice(1)}`]) {
+      const res = await t.request('GET', path, { token: demo.token });
+      assert.equal(res.status, 404, path);
+      assert.ok(!JSON.stringify(res.body).includes('"sections"'), path);
+    }
+    const email = t.sandbox.credentials('demo');
+    const login = await t.request('POST', '//elsewhere.example/admin/auth/demo/login', { body: { email: email.email, password: email.password } });
+    assert.equal(login.status, 404);
+    await assertServing();
+  });
+
   it('answers an unknown path with a JSON 404', async () => {
     for (const path of ['/', '/nothing/here', '/admin/v3/lenders', '/__sandbox/nope']) {
       const res = await t.request('GET', path);

@@ -98,6 +98,14 @@ describe('tokens', () => {
     const tampered = JSON.parse(Buffer.from(p, 'base64url').toString());
     tampered.lenderId = 'someone-else';
     assert.equal((issuer.verify(`${h}.${Buffer.from(JSON.stringify(tampered)).toString('base64url')}.${s}`, 'access') as { reason: string }).reason, 'signature');
+    // Other texts of the same signature bytes: characters base64url decoding skips, spare bits.
+    const last = s.at(-1)!;
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const sameBytes = [...alphabet].filter((c) => c !== last && Buffer.from(s.slice(0, -1) + c, 'base64url').equals(Buffer.from(s, 'base64url')));
+    assert.equal(sameBytes.length, 3, 'a 32-byte signature leaves 2 spare bits in its last character');
+    for (const signature of [`${s}!`, `${s}=`, `${s}*`, ...sameBytes.map((c) => s.slice(0, -1) + c)]) {
+      assert.equal((issuer.verify(`${h}.${p}.${signature}`, 'access') as { reason: string }).reason, 'signature', signature);
+    }
     const none = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
     assert.equal((issuer.verify(`${none}.${p}.`, 'access') as { reason: string }).reason, 'malformed');
     assert.equal((issuer.verify('not-a-jwt', 'access') as { reason: string }).reason, 'malformed');
