@@ -82,6 +82,16 @@ describe('strict request bodies', () => {
 });
 
 describe('strict export queries', () => {
+  it('the catalog takes no query parameters: any is a 500 naming it; the default sandbox ignores them', async () => {
+    const catalog = (t: TestSandbox, session: Session, query: string): Promise<JsonResponse> =>
+      t.request('GET', `/admin/v3/lenders/${session.lenderPublicId}/exports/catalog${query}`, { token: session.token });
+    assert.equal((await catalog(strict, s, '')).status, 200);
+    for (const query of ['?foo=1', '?limit=10', '?__proto__=x']) {
+      assertExportError(await catalog(strict, s, query), 500, new RegExp(`Unknown query parameter '${query.slice(1).split('=')[0]}'; the catalog takes none`));
+      assert.equal((await catalog(lenient, l, query)).status, 200, query);
+    }
+  });
+
   it('a query value outside the documented ones is a 500 naming the parameter', async () => {
     const cases: [string, RegExp][] = [
       ['limit=abc', /limit/], ['limit=10.5', /limit/], ['limit=', /limit/],

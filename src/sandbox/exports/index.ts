@@ -3,6 +3,7 @@
 import type { ExportsModule, PortfolioListener, Route, RouteResponse, SandboxContext, Tenant } from '../contracts.ts';
 import { catalogBody } from './catalog.ts';
 import { Churn } from './churn.ts';
+import { exportError } from '../responses.ts';
 import { exportOk } from './envelopes.ts';
 import { tableKey } from './generated-rows.ts';
 import { handlePageRequest, type PageRouteSettings } from './page-route.ts';
@@ -75,7 +76,13 @@ export function createExportsModule(
       method: 'GET',
       pattern: '/admin/v3/lenders/:lenderPublicId/exports/catalog',
       auth: 'export',
-      handler: () => exportOk(catalogBody(ctx.availability)),
+      // The catalog takes no query parameters: strict mode refuses any, as it refuses unknown
+      // ones on a page (500, the export endpoints having no 400).
+      handler: (req) => {
+        const name = ctx.options.strict ? [...req.url.searchParams.keys()][0] : undefined;
+        if (name !== undefined) return exportError(500, `Unknown query parameter '${name}'; the catalog takes none.`, req.requestId);
+        return exportOk(catalogBody(ctx.availability));
+      },
     },
     {
       method: 'GET',
