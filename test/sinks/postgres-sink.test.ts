@@ -511,6 +511,43 @@ describe('PostgreSQL sink on a real cluster', () => {
     assert.equal(total, await count(pg, db, 'SELECT count(DISTINCT public_id) AS n FROM lender.d07'));
   });
 
+  test('a column another process added first is learnt, not told as new, whatever its type; the process that added it tells it once', async () => {
+    const db = await createDatabase(pg);
+    const ds = dataset('D46');
+    const first = postgresSink({ connectionString: db.url, env: db.env });
+    // Opened on the existing table, as a second worker is.
+    const aNotices: SinkNotice[] = [];
+    const bNotices: SinkNotice[] = [];
+    try {
+      await first.open(ds);
+      await first.commit({ dataset: ds, rows: [{ public_id: 'p0', updated_at: at(1), n: 1 }], state: stateOf('D46', at(1)) });
+    } finally {
+      await first.close();
+    }
+    const a = postgresSink({ connectionString: db.url, env: db.env, onNotice: (n) => aNotices.push(n) });
+    const b = postgresSink({ connectionString: db.url, env: db.env, onNotice: (n) => bNotices.push(n) });
+    try {
+      // Both learn the table as it is.
+      await a.open(ds);
+      await b.open(ds);
+      await a.commit({ dataset: ds, rows: [{ public_id: 'p1', updated_at: at(2), n: 2 }], state: stateOf('D46', at(2)) });
+      await b.commit({ dataset: ds, rows: [{ public_id: 'p2', updated_at: at(2), n: 3 }], state: stateOf('D46', at(2)) });
+      // A adds two fields; B then meets the same fields, one with a value of another type.
+      await a.commit({ dataset: ds, rows: [{ public_id: 'p3', updated_at: at(3), n: 4, extra: 'text', count: 5 }], state: stateOf('D46', at(3)) });
+      await b.commit({ dataset: ds, rows: [{ public_id: 'p4', updated_at: at(3), n: 5, extra: 'more', count: 'many', own: true }], state: stateOf('D46', at(3)) });
+    } finally {
+      await a.close();
+      await b.close();
+    }
+    assert.deepEqual(aNotices.map((n) => n.message).sort(), ['lender.d46: new column count (bigint)', 'lender.d46: new column extra (text)']);
+    assert.deepEqual(bNotices.map((n) => n.message), [
+      'lender.d46: new column own (boolean)',
+      'lender.d46: count had a text value in a bigint column; such values are kept in _mismatched',
+    ]);
+    const rows = await adminQuery<{ public_id: string; count: string | null; _mismatched: unknown }>(pg, 'SELECT public_id, count, _mismatched FROM lender.d46 WHERE public_id = $1', ['p4'], db.database);
+    assert.deepEqual(rows.rows, [{ public_id: 'p4', count: null, _mismatched: { count: 'many' } }]);
+  });
+
   test('new fields become columns, misfits go to _mismatched, each told once per run (a new table\'s columns are no news)', async () => {
     const db = await createDatabase(pg);
     const ds = dataset('D42');

@@ -250,14 +250,18 @@ export class PgTransaction {
     let change = known.shape.observe(rows);
     if (change.added.length > 0) {
       await this.#lockDdl();
-      await this.#run(addColumnsSql(qualified(this.#store.schema, datasetTable(dataset)), change.added), [], `adding columns to ${table}`);
-      // Another process may have added the same field first, with another type: the table decides.
-      const actual = await this.#columnsOf(dataset);
-      if (change.added.some((c) => actual.find((a) => a.name === c.name)?.type !== c.type)) {
-        known = { ...known, shape: new TableShape(actual, POSTGRES_NAMING) };
+      // Another process may have added some of these fields first (workers of one load), maybe
+      // with another type: the table decides, and what it had already is learnt, not news.
+      const before = await this.#columnsOf(dataset);
+      const missing = change.added.filter((c) => !before.some((a) => a.name === c.name));
+      if (missing.length > 0) {
+        await this.#run(addColumnsSql(qualified(this.#store.schema, datasetTable(dataset)), missing), [], `adding columns to ${table}`);
+      }
+      if (missing.length < change.added.length) {
+        known = { ...known, shape: new TableShape([...before, ...missing], POSTGRES_NAMING) };
         this.#store.tables.set(table, known);
         const again = known.shape.observe(rows);
-        change = { added: change.added.filter((c) => actual.some((a) => a.name === c.name && a.type === c.type)), mismatched: again.mismatched, homeless: again.homeless };
+        change = { added: missing, mismatched: again.mismatched, homeless: again.homeless };
       }
     }
     for (const notice of describeChange(table, change)) {
