@@ -57,7 +57,6 @@ export class BatchPlanner<E extends PlannedEntry> {
   get openCount(): number {
     return this.#open?.entries.length ?? 0;
   }
-
   /** The id of the open batch while it has records. */
   get openId(): number | undefined {
     return this.openCount > 0 ? this.#open!.id : undefined;

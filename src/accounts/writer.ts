@@ -149,7 +149,6 @@ function serialise(value: unknown): string | { error: string } {
   }
 }
 
-
 function isPlainObject(value: unknown): boolean {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
