@@ -77,8 +77,10 @@ export function runRepl(opts: ReplOptions): Promise<number> {
     terminal,
     useColors: terminal,
     ignoreUndefined: true,
-    // Lets Ctrl-C reach us while a top-level await is pending (Node buffers keys otherwise).
-    breakEvalOnSigint: true,
+    // Lets Ctrl-C reach us while a top-level await is pending (Node buffers keys otherwise). Only
+    // on a terminal: once vm has run an evaluation with it, a SIGINT gets its default action and
+    // ends the process, and without a terminal Ctrl-C is that signal (handled below).
+    breakEvalOnSigint: terminal,
     writer: (value: unknown) => scrub(inspect(value, { colors: terminal, depth: 4, breakLength: 100 })),
   });
 

@@ -84,6 +84,28 @@ describe('lender repl with piped input (the whole script written at once, then s
   });
 });
 
+describe('lender repl with piped input still open (a pipe from a process not done)', () => {
+  it('SIGINT aborts the running call and the REPL goes on, as Ctrl-C does on a terminal', async () => {
+    const d = pipedRepl();
+    try {
+      d.write(`'first'\nsandbox.setFaults({ latencyMs: 400 })\n`);
+      await d.waitFor(/latencyMs: 400/, 'the faults set');
+      d.write(`await count('D23')\n`);
+      await new Promise((r) => setTimeout(r, 300));
+      d.child.kill('SIGINT');
+      await d.waitFor(/interrupted/i, 'the call interrupted');
+      d.write(`'after'\n`);
+      await d.waitFor(/'after'/, 'the next line run');
+      d.child.kill('SIGINT');
+      await d.waitFor(/To exit, type \.exit/, 'the hint for an idle SIGINT');
+      d.endInput();
+      assert.equal(await d.exited(), 0, d.output);
+    } finally {
+      d.kill();
+    }
+  });
+});
+
 describe('runRepl while the session connects', () => {
   it('shows the prompt before the session is there; lines typed meanwhile run once it is, in order', async () => {
     let connect!: (s: LenderSession) => void;
