@@ -1,7 +1,7 @@
 // Persistent REPL history that is written as you go, kept private (0600) and filtered: a line
 // that holds a password or token never reaches the file (or the in-memory history). Node's own
 // repl.setupHistory was not enough for this; see README.md beside this file for why.
-import { closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { REPLServer } from 'node:repl';
@@ -30,6 +30,9 @@ export interface PersistentHistory {
   readonly path: string;
   /** Lines written during this run (for tests and diagnostics). */
   readonly written: number;
+  /** Removes the lines `isSecret` now refuses, from the file and from memory: the session's own
+   * secrets are known only once it has connected, after the file was first read. */
+  forgetSecrets(): void;
   close(): void;
 }
 
@@ -52,15 +55,26 @@ function rewrite(path: string, lines: string[]): void {
 export function attachHistory(server: REPLServer, opts: HistoryOptions): PersistentHistory {
   const max = opts.maxLines ?? HISTORY_MAX_LINES;
   mkdirSync(dirname(opts.path), { recursive: true, mode: 0o700 });
+  // `mode` applies only to a folder made here; one that existed is tightened (if it is ours: a
+  // shared folder's owner decides).
+  try {
+    chmodSync(dirname(opts.path), 0o700);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') throw error;
+  }
 
   const existing = readLines(opts.path);
   const kept = existing.filter((l) => !opts.isSecret(l));
   // A file from an older run may hold lines we now consider secret, or be too long: clean it.
   if (kept.length !== existing.length || kept.length > 2 * max) rewrite(opts.path, kept.slice(-max));
 
-  const fd = openSync(opts.path, 'a', 0o600);
-  // `mode` applies only when the file is created; tighten a file that already existed.
-  fchmodSync(fd, 0o600);
+  const openForAppend = (): number => {
+    const opened = openSync(opts.path, 'a', 0o600);
+    // `mode` applies only when the file is created; tighten a file that already existed.
+    fchmodSync(opened, 0o600);
+    return opened;
+  };
+  let fd = openForAppend();
 
   // readline keeps history newest first; it is used for arrow keys in a terminal.
   const mutable = server as unknown as { history: string[] };
@@ -87,6 +101,17 @@ export function attachHistory(server: REPLServer, opts: HistoryOptions): Persist
     path: opts.path,
     get written() {
       return written;
+    },
+    forgetSecrets() {
+      if (closed) return;
+      onHistory(mutable.history);
+      const lines = readLines(opts.path);
+      const keep = lines.filter((l) => !opts.isSecret(l));
+      if (keep.length === lines.length) return;
+      // The file is replaced: appends go to the new one.
+      closeSync(fd);
+      rewrite(opts.path, keep);
+      fd = openForAppend();
     },
     close() {
       if (closed) return;

@@ -228,6 +228,8 @@ export function runRepl(opts: ReplOptions): Promise<number> {
   opts.session.then(
     (session) => {
       state.session = session;
+      // Its secrets are known now: lines of the history that hold them go, in the file and in memory.
+      history?.forgetSecrets();
       session.setInterruptSource(() => current?.signal);
       const id = session.whoami();
       announce(`Connected as ${id.lender} (${id.email}) ${id.sandbox ? 'to the embedded sandbox' : `to ${id.authUrl}`}; ` +

@@ -1,6 +1,6 @@
 // The REPL's pure parts and its history file, without a sandbox.
 import { strict as assert } from 'node:assert';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import repl from 'node:repl';
@@ -156,6 +156,34 @@ describe('history file', () => {
     } finally {
       h2.close();
       again.close();
+    }
+  });
+
+  it('lines holding the session\'s secrets, known only once it connects, leave the file and arrow-up then; the folder is made 0700', () => {
+    const folder = join(dir, 'loose');
+    mkdirSync(folder, { mode: 0o755 });
+    chmodSync(folder, 0o755);
+    const path = join(folder, 'history');
+    writeFileSync(path, `const old = 'Pw-of-the-lender-42'
+await count('D07')
+`, { mode: 0o600 });
+    const secrets: string[] = [];
+    const server = repl.start({ input: new PassThrough(), output: new PassThrough(), terminal: false, prompt: '' });
+    const history = attachHistory(server, { path, isSecret: (l) => looksSensitive(l, secrets) });
+    try {
+      assert.equal(statSync(folder).mode & 0o777, 0o700);
+      // Not a secret yet: nothing tells it from any text.
+      assert.deepEqual((server as unknown as { history: string[] }).history, [`await count('D07')`, `const old = 'Pw-of-the-lender-42'`]);
+      secrets.push('Pw-of-the-lender-42'); // the session connected
+      history.forgetSecrets();
+      assert.equal(readFileSync(path, 'utf8'), `await count('D07')\n`);
+      assert.deepEqual((server as unknown as { history: string[] }).history, [`await count('D07')`]);
+      server.emit('line', '2 + 2');
+      assert.equal(readFileSync(path, 'utf8'), `await count('D07')\n2 + 2\n`, 'lines go on being written, to the file as it is now');
+      assert.equal(statSync(path).mode & 0o777, 0o600);
+    } finally {
+      history.close();
+      server.close();
     }
   });
 });
