@@ -24,8 +24,11 @@ function describe(error: unknown): string {
     return `${error.name}: ${error.message}${extra ? ` (${extra})` : ''}`;
   }
   if (isErrorLike(error)) {
-    const first = error.message.split('\n')[0] ?? '';
-    return `${error.name}: ${first}`;
+    // One line: the first that says something. A SyntaxError of a line with top-level await
+    // begins with the code and a caret, and ends with what is wrong.
+    const lines = error.message.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !/^\^+$/.test(l));
+    const line = error.name === 'SyntaxError' ? lines.at(-1) : lines[0];
+    return `${error.name}: ${line ?? ''}`;
   }
   return `Thrown: ${String(error)}`;
 }

@@ -11,6 +11,10 @@ export interface DatasetAddress {
 }
 
 export function resolveDataset(ref: DatasetRef | string): DatasetAddress {
+  // Nothing, or a number: a call from JavaScript (the REPL) that forgot the argument.
+  if (typeof ref !== 'string' && (typeof ref !== 'object' || ref === null)) {
+    throw new UnknownDatasetError(`A dataset is named by its code, such as 'D07', or by { section: 'S2', dataset: 'D07' }; got ${String(ref)}.`);
+  }
   if (typeof ref !== 'string') {
     if (!isCodeShaped(ref.section) || !isCodeShaped(ref.dataset)) {
       throw new UnknownDatasetError(

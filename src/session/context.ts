@@ -11,7 +11,7 @@ import type { AccountWriterOptions } from '../accounts/account-writer.ts';
 import { exportPages, exportRows, type ExportOptions, type ExportPage } from '../exports/export-stream.ts';
 import { fileState, type StateStore } from '../exports/state.ts';
 import { openSink } from '../sinks/open-sink.ts';
-import { parseSinkSpec } from '../sinks/sink-spec.ts';
+import { DEFAULT_DUCKDB_FILE, parseSinkSpec } from '../sinks/sink-spec.ts';
 import type { Sink } from '../sinks/sink.ts';
 import { sync as syncDatasets, type DatasetSyncSummary, type SyncOptions } from '../sinks/sync.ts';
 import { chartModel, showChart, textChart, type ChartData, type ChartOptions } from './chart.ts';
@@ -197,9 +197,10 @@ export class LenderSession {
     flagRecords(this.#client, records, { signal: this.#signal(opts.signal) });
 
   /** Initial-then-incremental load into `to` or `out` (default: every available dataset). */
-  sync = async (datasets: readonly DatasetRef[] | DatasetRef | undefined, opts: SessionSyncOptions): Promise<SyncResult> => {
+  sync = async (datasets: readonly DatasetRef[] | DatasetRef | undefined, opts: SessionSyncOptions = {}): Promise<SyncResult> => {
     const list = datasets === undefined ? undefined : Array.isArray(datasets) ? datasets : [datasets as DatasetRef];
-    const { state: stateOption, to: toOption, ...rest } = opts;
+    // Neither `to` nor `out`: the DuckDB file `lender sync` and sql() use.
+    const { state: stateOption, to: toOption = opts.out === undefined ? `duckdb:${DEFAULT_DUCKDB_FILE}` : undefined, ...rest } = opts;
     const state = typeof stateOption === 'string' ? fileState(stateOption) : stateOption;
     const to = typeof toOption === 'string' ? await openSink(parseSinkSpec(toOption), state !== undefined ? { state } : {}) : toOption;
     try {

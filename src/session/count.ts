@@ -4,6 +4,7 @@
 import type { ServiceApi } from '../core/api.ts';
 import type { DatasetRef, Pagination } from '../core/types.ts';
 import { datasetInfo } from '../core/catalog.ts';
+import { resolveDataset } from '../core/resolve-dataset.ts';
 import { DEFAULT_ORIGIN, planWindows, resolveWindowing, type Window, type WindowOption } from '../exports/windows.ts';
 import { Count } from './results.ts';
 
@@ -19,7 +20,7 @@ export interface CountOptions {
 }
 
 export function codeOf(ref: DatasetRef): string {
-  return typeof ref === 'string' ? ref : ref.dataset;
+  return resolveDataset(ref).dataset;
 }
 
 export async function countRows(api: ServiceApi, ref: DatasetRef, opts: CountOptions = {}): Promise<Count> {

@@ -110,10 +110,11 @@ export class TextTable {
 /** One bar per label, scaled to `width` characters; dependency-free, reads anywhere. */
 export function barChart(data: Readonly<Record<string, number>> | ReadonlyArray<readonly [string, number]>, width = 40): TextTable {
   const entries = Array.isArray(data) ? [...(data as ReadonlyArray<readonly [string, number]>)] : Object.entries(data);
-  const max = Math.max(0, ...entries.map(([, v]) => v));
+  // Scaled by size: a negative value gets a bar of its size, drawn lighter.
+  const max = Math.max(0, ...entries.map(([, v]) => Math.abs(v)));
   const rows = entries.map(([label, value]) => {
-    const n = max > 0 ? Math.round((value / max) * width) : 0;
-    return { label, value, bar: `${'█'.repeat(n)}${value > 0 && n === 0 ? '▏' : ''}` };
+    const n = max > 0 ? Math.round((Math.abs(value) / max) * width) : 0;
+    return { label, value, bar: `${(value < 0 ? '░' : '█').repeat(n)}${value !== 0 && n === 0 ? '▏' : ''}` };
   });
   return new TextTable(rows, ['label', 'value', 'bar'], { maxWidth: width + 1, maxRows: Infinity });
 }

@@ -92,7 +92,8 @@ export async function sync(
   datasets: readonly DatasetRef[] | undefined,
   opts: SyncOptions,
 ): Promise<Record<string, DatasetSyncSummary>> {
-  if ((opts.to === undefined) === (opts.out === undefined)) throw new ConfigError('sync() needs either `to` (a sink) or `out` (a folder), not both');
+  if (opts.to === undefined && opts.out === undefined) throw new ConfigError('sync() needs `to` (a sink) or `out` (a folder of NDJSON files)');
+  if (opts.to !== undefined && opts.out !== undefined) throw new ConfigError('sync() takes `to` (a sink) or `out` (a folder), not both');
   if (opts.to !== undefined && opts.state !== undefined) throw new ConfigError('sync(): `state` goes with `out`; a sink keeps its own state');
   const sink = opts.to ?? ndjsonSink({ dir: opts.out!, ...(opts.state !== undefined && { state: opts.state }) });
   try {

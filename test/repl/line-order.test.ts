@@ -106,6 +106,27 @@ describe('lender repl with piped input still open (a pipe from a process not don
   });
 });
 
+describe('lender repl: mistakes at the prompt are one line each', () => {
+  it('a syntax error with await, a helper without its dataset, sync without options, a chart of a negative value', async () => {
+    const d = pipedRepl();
+    try {
+      d.write([`await foo bar`, `await rows()`, `await sync('D26')`, `chart({ up: 3, down: -2 })`, '.exit', ''].join('\n'));
+      d.endInput();
+      assert.equal(await d.exited(), 0, d.output);
+      const out = d.output;
+      assert.match(out, /SyntaxError: Unexpected (identifier|token) '\w+'/);
+      assert.doesNotMatch(out, /SyntaxError: +\(/, 'the message is not empty');
+      assert.match(out, /UnknownDatasetError: A dataset is named by its code, such as 'D07', or by \{ section: 'S2', dataset: 'D07' \}; got undefined\./);
+      // sync without options goes into ./lender.duckdb, as `lender sync` does.
+      assert.match(out, /D26 +initial +\d+/);
+      assert.doesNotMatch(out, /TypeError|RangeError/, out);
+      assert.match(out, /down +-2 +░{27}/);
+    } finally {
+      d.kill();
+    }
+  });
+});
+
 describe('runRepl while the session connects', () => {
   it('shows the prompt before the session is there; lines typed meanwhile run once it is, in order', async () => {
     let connect!: (s: LenderSession) => void;
