@@ -4,6 +4,7 @@
 // page as they come (`ordered: false`). Each page delivered gets its checkpoint (checkpointer.ts),
 // which records every window done, saved once the consumer has taken it (save-queue.ts).
 import { Readable } from 'node:stream';
+import { inspect } from 'node:util';
 import type { RefreshEvent, RetryEvent, ServiceApi } from '../core/api.ts';
 import { AbortError } from '../core/errors.ts';
 import type { DatasetRef } from '../core/types.ts';
@@ -96,6 +97,12 @@ export class ExportStream extends Readable {
 
   get stateKey(): string {
     return this.#settings.stateKey;
+  }
+
+  /** Printed (REPL, console.log) as one line, not a Readable's internals. */
+  [inspect.custom](): string {
+    const { rows, pages } = this.stats;
+    return `ExportStream <${this.dataset.code}: ${rows} rows in ${pages} pages read${this.readableEnded ? ', ended' : ''}>`;
   }
 
   async #init(): Promise<void> {

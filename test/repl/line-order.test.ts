@@ -110,7 +110,7 @@ describe('lender repl: mistakes at the prompt are one line each', () => {
   it('a syntax error with await, a helper without its dataset, sync without options, a chart of a negative value', async () => {
     const d = pipedRepl();
     try {
-      d.write([`await foo bar`, `await rows()`, `await sync('D26')`, `chart({ up: 3, down: -2 })`, '.exit', ''].join('\n'));
+      d.write([`await foo bar`, `await rows()`, `await sync('D26')`, `chart({ up: 3, down: -2 })`, `stream('D07')`, '.exit', ''].join('\n'));
       d.endInput();
       assert.equal(await d.exited(), 0, d.output);
       const out = d.output;
@@ -121,6 +121,8 @@ describe('lender repl: mistakes at the prompt are one line each', () => {
       assert.match(out, /D26 +initial +\d+/);
       assert.doesNotMatch(out, /TypeError|RangeError/, out);
       assert.match(out, /down +-2 +░{27}/);
+      assert.match(out, /lender> ExportStream <D07: 0 rows in 0 pages read>\n/);
+      assert.doesNotMatch(out, /_readableState/);
     } finally {
       d.kill();
     }
