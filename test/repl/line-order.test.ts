@@ -14,6 +14,7 @@ import { runRepl } from '../../repl/start.ts';
 import { openSession } from '../../src/session.ts';
 import type { LenderSession } from '../../src/session/context.ts';
 import { Driver } from './driver.ts';
+import { startTestSandbox } from '../helpers/sandbox.ts';
 
 const ROOT = resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', '..');
 const BIN = join(ROOT, 'bin', 'lender.mjs');
@@ -125,6 +126,25 @@ describe('lender repl: mistakes at the prompt are one line each', () => {
       assert.doesNotMatch(out, /_readableState/);
     } finally {
       d.kill();
+    }
+  });
+});
+
+describe('lender repl against a service', () => {
+  it('says it is logging in before the prompt, and Ctrl-C (SIGINT) then stops it', async () => {
+    const t = await startTestSandbox({ seed: 7, scale: 20, latencyMs: 3_000 });
+    const home = mkdtempSync(join(tmpdir(), 'lender-repl-login-'));
+    homes.push(home);
+    const d = new Driver(process.execPath, [BIN, 'repl'], { PATH: process.env.PATH, HOME: home, LENDER_REPL_HISTORY: '', ...t.cliEnv(home) }, home);
+    try {
+      await d.waitFor(/lender repl: logging in to https:\/\/127\.0\.0\.1:\d+… \(Ctrl-C stops\)\n/, 'the login line');
+      assert.doesNotMatch(d.output, /lender>/, 'no prompt before the login');
+      d.child.kill('SIGINT');
+      assert.equal(await d.exited(), 130, d.output);
+      assert.match(d.output, /lender repl: stopped\.\n/);
+    } finally {
+      d.kill();
+      await t.close();
     }
   });
 });

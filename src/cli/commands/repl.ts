@@ -65,16 +65,19 @@ const command: Command = {
       options = { sandbox: { ...(seed !== undefined ? { seed } : {}), ...(scale !== undefined ? { scale } : {}) }, env: io.env };
       connectingTo = 'an embedded sandbox';
     } else {
-      options = { ...(await connectionOptions(values)), env: io.env };
+      // Ctrl-C while logging in stops the command (exit 130).
+      options = { ...(await connectionOptions(values)), env: io.env, signal: io.signal };
       connectingTo = values['auth-url'] ?? io.env.LENDER_AUTH_URL ?? 'the configured service';
     }
 
     // Against a real service, connect before the prompt so bad credentials end the command with
-    // its exit code; the embedded sandbox connects behind the prompt, which comes up at once.
+    // its exit code (said on stderr, as the login may take a while); the embedded sandbox
+    // connects behind the prompt, which comes up at once.
     const session = openSessionLazily(options);
     // The REPL reports a failed connection; until it listens, the failure is not unhandled.
     session.catch(() => undefined);
     if (!values.sandbox) {
+      io.stderr.write(`lender repl: logging in to ${connectingTo}… (Ctrl-C stops)\n`);
       try {
         await session;
       } catch (error) {
