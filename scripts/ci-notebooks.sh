@@ -46,11 +46,10 @@ node -e "require('$TSLAB_PREFIX/node_modules/zeromq')" || {
   echo "ci-notebooks: zeromq (tslab's transport) does not load on node $(node --version)" >&2
   exit 1
 }
-if [ "$(id -u)" = "0" ]; then
-  tslab install --python="$PY" >/dev/null
-else
-  tslab install --python="$PY" --user >/dev/null
-fi
+# The kernel spec goes beside tslab, not into the machine's or the user's Jupyter: there it would
+# name a tslab only this prefix has, and break the kernel of anyone who opens a notebook later.
+# scripts/notebooks.ts points Jupyter at it (JUPYTER_PATH).
+tslab install --python="$PY" --prefix="$TSLAB_PREFIX/jupyter" >/dev/null
 if [ "$SETUP_ONLY" = "1" ]; then
   exit 0
 fi

@@ -71,15 +71,24 @@ export function outputKinds(cell: Cell): string[] {
   return (cell.outputs ?? []).map((o) => (o.data === undefined ? o.output_type : Object.keys(o.data).sort().join('+')));
 }
 
-/** Where tslab is: on PATH, or where scripts/ci-notebooks.sh installs it. */
-function kernelPath(): string {
-  const prefix = process.env.TSLAB_PREFIX ?? join(process.env.TMPDIR ?? tmpdir(), 'lender-streams-tslab');
-  return [join(prefix, 'node_modules', '.bin'), process.env.PATH ?? ''].join(delimiter);
+/** Where scripts/ci-notebooks.sh installs tslab, and its kernel spec beside it. */
+function tslabPrefix(): string {
+  return process.env.TSLAB_PREFIX ?? join(process.env.TMPDIR ?? tmpdir(), 'lender-streams-tslab');
+}
+
+/** The environment Jupyter runs the notebooks in: tslab on PATH, its kernel spec on JUPYTER_PATH. */
+function kernelEnv(): NodeJS.ProcessEnv {
+  const prefix = tslabPrefix();
+  return {
+    ...process.env,
+    PATH: [join(prefix, 'node_modules', '.bin'), process.env.PATH ?? ''].join(delimiter),
+    JUPYTER_PATH: [join(prefix, 'jupyter', 'share', 'jupyter'), process.env.JUPYTER_PATH ?? ''].filter((p) => p !== '').join(delimiter),
+  };
 }
 
 /** Jupyter and the tslab kernel can run here; else the sentence saying what to install. */
 export function jupyterProblem(): string | undefined {
-  const env = { ...process.env, PATH: kernelPath() };
+  const env = kernelEnv();
   const jupyter = spawnSync(PYTHON, ['-c', 'import nbconvert, nbclient, jupyter_client'], { encoding: 'utf8', env });
   if (jupyter.status !== 0) return `Jupyter (nbconvert, nbclient) is not installed for ${PYTHON}; run bash scripts/ci-notebooks.sh --setup`;
   const spec = spawnSync(PYTHON, ['-m', 'jupyter', 'kernelspec', 'list'], { encoding: 'utf8', env });
@@ -122,7 +131,7 @@ export function execute(path: string): Execution {
       // Timings in the cells' metadata would change at every run.
       '--ExecutePreprocessor.record_timing=False',
       '--output-dir', work, '--output', name, copy,
-    ], { encoding: 'utf8', env: { ...process.env, PATH: kernelPath(), PYDEVD_DISABLE_FILE_VALIDATION: '1' }, timeout: 600_000 });
+    ], { encoding: 'utf8', env: { ...kernelEnv(), PYDEVD_DISABLE_FILE_VALIDATION: '1' }, timeout: 600_000 });
     const problems: string[] = [];
     const executedPath = join(work, name);
     if (run.status !== 0 || !existsSync(executedPath)) {
