@@ -111,6 +111,18 @@ describe('SVG charts', () => {
     for (const label of ['Payments', '2025-01', '2025-12', 'SUCCESS', 'FAILED', 'status', 'month']) assert.ok(first.includes(`>${label}</text>`), label);
   });
 
+  it('an empty chart is drawn empty, without vega\'s warnings about axes with no extent', async () => {
+    const warnings: unknown[] = [];
+    const original = console.warn;
+    console.warn = (...args: unknown[]) => void warnings.push(args);
+    try {
+      for (const svg of [await chartSvg({}), await chartSvg([], { x: 'month', y: 'n' })]) assert.match(svg, /^<svg /);
+    } finally {
+      console.warn = original;
+    }
+    assert.deepEqual(warnings, []);
+  });
+
   it('escapes markup in labels and titles', async () => {
     const svg = await chartSvg({ '<script>alert(1)</script>': 3, 'a & b': 1 }, { title: '<b>t</b>' });
     assert.ok(!svg.includes('<script>') && !svg.includes('<b>'));
