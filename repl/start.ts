@@ -64,7 +64,7 @@ export function runRepl(opts: ReplOptions): Promise<number> {
     }
   };
   out(`lender-streams ${opts.version}: connecting to ${opts.connectingTo}…`);
-  out(`Helpers: rows, pages, count, describe, sql, stream, push, flag, sync, table, chart, whoami (await them). .help lists the commands.`);
+  out(`Helpers: rows, pages, count, describe, sql, push, flag, sync (await them), stream, table, chart, whoami. .help lists the commands.`);
 
   // Without a terminal the lines come from our own reader, through the gate; the REPL reads a
   // stream of its own that ends only once every line has run, so the end of piped input never

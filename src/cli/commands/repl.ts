@@ -35,8 +35,8 @@ An interactive Node.js REPL with a logged-in session. Top-level await works:
   await flag([{status: 'doNotContact', debtorCompanyId: 'C-1', accountId: 'A-1'}])
   await sync(['D07'], {to: 'duckdb:lender.duckdb'})
   await sql('SELECT payment_status, count(*) FROM d07 GROUP BY ALL')   over that file
-  table(rows, ['public_id', 'amount']), chart({SUCCESS: 10, FAILED: 2})
-Commands: .datasets .whoami .relogin .stack .help .exit
+  table(await rows('D07'), ['public_id', 'amount']), chart({SUCCESS: 10, FAILED: 2})
+Commands: .datasets .whoami .relogin .stack .save FILE .help .exit
 Ctrl-C stops a running call and keeps the REPL. Errors print as one line; .stack (or
 LENDER_DEBUG=1) shows the stack.
 
