@@ -6,7 +6,10 @@
 // scan finds exactly what redaction would cut.
 import { BEARER_CREDENTIAL, JWT_LIKE, MIN_SECRET_LENGTH } from '../core/redact.ts';
 
-const SENSITIVE_WORDS = /pass(?:word|wd)|token|secret|bearer|authorization|credential/i;
+// Words that name a secret, and the shapes of keys that announce themselves (Stripe's sk_live_…,
+// AWS's AKIA…, a PEM block): a line with one is kept out of the history.
+const SENSITIVE_WORDS = /pass(?:word|wd)|\bpwd\b|token|secret|bearer|authorization|credential|api[_-]?key|private[_-]?key|access[_-]?key/i;
+const KEY_SHAPES = /\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{8,}|\bAKIA[0-9A-Z]{16}\b|-----BEGIN [A-Z ]*PRIVATE KEY-----/;
 
 function usable(secrets: Iterable<string | undefined>): string[] {
   const out: string[] = [];
@@ -16,7 +19,7 @@ function usable(secrets: Iterable<string | undefined>): string[] {
 
 /** True when a REPL line must not be written to history. */
 export function looksSensitive(line: string, knownSecrets: Iterable<string | undefined> = []): boolean {
-  if (SENSITIVE_WORDS.test(line) || JWT_LIKE.test(line)) return true;
+  if (SENSITIVE_WORDS.test(line) || KEY_SHAPES.test(line) || JWT_LIKE.test(line)) return true;
   return usable(knownSecrets).some((s) => line.includes(s));
 }
 

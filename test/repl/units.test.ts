@@ -24,9 +24,12 @@ describe('secret filters', () => {
   it('history refuses lines with a known secret, a JWT, or sensitive words', () => {
     assert.equal(looksSensitive(`x = 'Xk9$secretvalue'`, ['Xk9$secretvalue']), true);
     assert.equal(looksSensitive(`const t = '${JWT}'`), true);
-    for (const line of ['LENDER_PASSWORD=x', 'client.token', 'refreshToken', 'Authorization: Bearer x', 'passwd']) {
+    for (const line of ['LENDER_PASSWORD=x', 'client.token', 'refreshToken', 'Authorization: Bearer x', 'passwd',
+      `  pwd: 'Zx9kP2mQ7hunter',`, `const apiKey = 'abc'`, `const key = 'sk_live_51HqLyjWDarjtT1zd'`, `aws = 'AKIAIOSFODNN7EXAMPLE'`,
+      '-----BEGIN RSA PRIVATE KEY-----', 'process.env.API_KEY', 'privateKey']) {
       assert.equal(looksSensitive(line), true, line);
     }
+    for (const line of [`await rows('D07', {limit: 3})`, `const skip = 'sk_8'`, `cwd()`, `keyof typeof x`]) assert.equal(looksSensitive(line), false, line);
     assert.equal(looksSensitive(`await rows('D07', {limit: 3})`, ['Xk9$secretvalue']), false);
   });
 
