@@ -33,7 +33,13 @@ export function formatProgress(f: ProgressFigures): string {
   const pct = f.total !== null && f.total.exact && f.total.value > 0 ? ` ${Math.min(100, Math.floor((100 * f.rows) / f.total.value))}%` : '';
   const span = f.total === null && typeof f.covered === 'number' ? `, ${Math.floor(100 * Math.max(0, Math.min(1, f.covered)))}% of the time span` : '';
   const extra = [f.splits > 0 ? `${f.splits} splits` : '', f.retries > 0 ? `${f.retries} retries` : ''].filter(Boolean).join(', ');
-  return `${f.dataset}: ${f.rows}${total} rows${pct}${span}, ${f.pages} pages, ${rate} rows/s${extra ? `, ${extra}` : ''}`;
+  const rows = f.total === null ? counted(f.rows, 'row') : `${f.rows}${total} rows`;
+  return `${f.dataset}: ${rows}${pct}${span}, ${counted(f.pages, 'page')}, ${rate} rows/s${extra ? `, ${extra}` : ''}`;
+}
+
+/** `1 page`, `2 pages`. */
+function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 /**
@@ -196,7 +202,7 @@ export class ProgressLine {
     const detail = (): string => {
       const seconds = (Date.now() - started) / 1000;
       const rate = seconds > 0 ? Math.round(stream.stats.rows / seconds) : 0;
-      return `${stream.stats.rows} rows, ${stream.stats.pages} pages, ${rate} rows/s`;
+      return `${counted(stream.stats.rows, 'row')}, ${counted(stream.stats.pages, 'page')}, ${rate} rows/s`;
     };
     const finish = (text: string): void => {
       if (finished) return;

@@ -61,11 +61,11 @@ describe('ProgressLine', () => {
   it('on a pipe: a finished line with new figures is written, and no line is ever written twice in a row', () => {
     const out = output(false);
     const line = new ProgressLine(out);
-    const texts = ['a: 1 rows, 1 pages, 5 rows/s', 'a: 1 rows, 1 pages, 6 rows/s', 'a: 2 rows, 2 pages, 6 rows/s', 'a: 2 rows, 2 pages, 6 rows/s'];
+    const texts = ['a: 1 row, 1 page, 5 rows/s', 'a: 1 row, 1 page, 6 rows/s', 'a: 2 rows, 2 pages, 6 rows/s', 'a: 2 rows, 2 pages, 6 rows/s'];
     for (const t of texts) line.update(t);
     line.done('a: 3 rows, 3 pages, 7 rows/s');
     const lines = out.text.trimEnd().split('\n');
-    assert.deepEqual(lines, ['a: 1 rows, 1 pages, 5 rows/s', 'a: 2 rows, 2 pages, 6 rows/s', 'a: 3 rows, 3 pages, 7 rows/s']);
+    assert.deepEqual(lines, ['a: 1 row, 1 page, 5 rows/s', 'a: 2 rows, 2 pages, 6 rows/s', 'a: 3 rows, 3 pages, 7 rows/s']);
   });
 
   it("pipe: 'final' writes only finished lines on a pipe, and redraws as usual on a terminal", () => {
@@ -101,7 +101,7 @@ describe('ProgressLine', () => {
     stream.stats.rows = 20;
     stream.stats.pages = 2;
     stream.emit('end');
-    assert.equal(out.text, 'D07: 10 rows, 1 pages, 0 rows/s\nD07: 20 rows, 2 pages, 20 rows/s\n');
+    assert.equal(out.text, 'D07: 10 rows, 1 page, 0 rows/s\nD07: 20 rows, 2 pages, 20 rows/s\n');
   });
 
   it('follow() on a via dataset: the share of the time span read, never a sum of the totals of the windows begun', () => {
@@ -120,7 +120,7 @@ describe('ProgressLine', () => {
     stream.emit('page');
     stream.emit('end');
     assert.equal(out.text, [
-      'D07: 281 rows, 0% of the time span, 1 pages, 0 rows/s',
+      'D07: 281 rows, 0% of the time span, 1 page, 0 rows/s',
       'D07: 300 rows, 25% of the time span, 2 pages, 0 rows/s',
       'D07: 300 rows, 2 pages, 0 rows/s',
       '',
@@ -156,7 +156,7 @@ describe('ProgressLine', () => {
     stream.emit('page');
     stream.stats.rows = 25;
     stream.emit('end');
-    assert.equal(out.text, 'D07: 20 of 50 rows 40%, 1 pages, 0 rows/s\nD07: 25 rows, 1 pages, 0 rows/s\n');
+    assert.equal(out.text, 'D07: 20 of 50 rows 40%, 1 page, 0 rows/s\nD07: 25 rows, 1 page, 0 rows/s\n');
   });
 
   it('followBar() finishes a bar once, full at the end, and marks a failed stream', () => {
@@ -186,7 +186,7 @@ describe('progress lines', () => {
       'D23: 50 of 200 rows 25%, 2 pages, 50 rows/s, 1 splits, 3 retries',
     );
     assert.equal(formatProgress({ dataset: 'D23', rows: 5, pages: 1, splits: 0, retries: 0, elapsedMs: 0, total: { value: 10_000, exact: false } }),
-      'D23: 5 of ≥10000 rows, 1 pages, 0 rows/s');
+      'D23: 5 of ≥10000 rows, 1 page, 0 rows/s');
   });
 
   it("formatWriterProgress: the writer's counts and its rate of accepted records", () => {
