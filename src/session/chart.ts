@@ -249,20 +249,17 @@ export function chartSvg(data: ChartData, opts?: ChartOptions): Promise<string> 
 }
 
 /**
- * Draws the chart into its notebook cell: an entry made at once, in the cell that asked for it,
- * shows a line until the SVG replaces it, so a chart() left un-awaited still lands in its own
- * cell. One that cannot be drawn shows its error there instead of rejecting: un-awaited, it would
- * otherwise fail unseen, as an unhandled rejection that may end the kernel.
+ * Draws the chart into a notebook cell. One that cannot be drawn shows its error in the cell
+ * instead of rejecting: a chart() left un-awaited would otherwise fail unseen, as an unhandled
+ * rejection that may end the kernel.
  */
 export async function showChart(display: NotebookDisplay, model: ChartModel): Promise<void> {
-  const entry = display.entry();
-  entry.text('drawing the chart…');
   let svg: string;
   try {
     svg = await renderSvg(chartSpec(model));
   } catch (error) {
-    entry.html(`<pre>${escapeHtml(error instanceof Error ? error.message : String(error))}</pre>`);
+    display.html(`<pre>${escapeHtml(error instanceof Error ? error.message : String(error))}</pre>`);
     return;
   }
-  entry.svg(svg);
+  display.svg(svg);
 }

@@ -11,15 +11,6 @@
 export interface NotebookDisplay {
   html(markup: string): void;
   svg(markup: string): void;
-  /** A display entry of its own, made in the cell running now: what it shows later (an update
-   * of that entry) stays in that cell, whichever cell runs then. */
-  entry(): NotebookEntry;
-}
-
-export interface NotebookEntry {
-  text(text: string): void;
-  html(markup: string): void;
-  svg(markup: string): void;
 }
 
 interface TslabGlobal {
@@ -31,10 +22,8 @@ export function notebookDisplay(): NotebookDisplay | undefined {
   const kernel = (globalThis as TslabGlobal).__tslab__;
   if (typeof kernel?.require !== 'function') return undefined;
   try {
-    const tslab = kernel.require('tslab') as { display?: Partial<NotebookDisplay>; newDisplay?: () => NotebookEntry };
-    const { display, newDisplay } = tslab;
-    if (typeof display?.html !== 'function' || typeof display.svg !== 'function' || typeof newDisplay !== 'function') return undefined;
-    return { html: (markup) => display.html!(markup), svg: (markup) => display.svg!(markup), entry: () => newDisplay() };
+    const display = (kernel.require('tslab') as { display?: Partial<NotebookDisplay> }).display;
+    return typeof display?.html === 'function' && typeof display.svg === 'function' ? (display as NotebookDisplay) : undefined;
   } catch {
     return undefined;
   }

@@ -197,32 +197,4 @@ describe('the Jupyter check', () => {
     assert.match(text, /leaky\.ipynb: cell 7 failed or wrote to stderr: Error: this cell broke/);
     assert.equal(problems.length, 3, text);
   });
-
-  it('a chart left un-awaited is drawn in its own cell, not in whichever cell runs when it is ready', () => {
-    const path = join(dir, 'late-chart.ipynb');
-    writeFileSync(path, notebookText({
-      cells: [
-        { cell_type: 'markdown', id: 'm', metadata: {}, source: ['# t'] },
-        code('open', `import { loadTs } from ${loader};\nconst { openSession } = await loadTs(${session});\nconst session = await openSession({ sandbox: true });`),
-        code('unawaited', 'session.chart({ SUCCESS: 10, FAILED: 2 })'),
-        code('quick', "'quick'"),
-        code('awaited', 'await session.chart({ UP: 1, DOWN: 2 })'),
-        code('close', 'await session.close();'),
-      ],
-      metadata: { kernelspec: { display_name: 'TypeScript', language: 'typescript', name: 'tslab' } },
-      nbformat: 4,
-      nbformat_minor: 5,
-    }));
-    const { notebook: ran, problems } = execute(path);
-    assert.deepEqual(problems, []);
-    const svgs = (id: string): string[] => (ran.cells.find((c) => c.id === id)?.outputs ?? [])
-      .map((o) => (o.data as Record<string, unknown> | undefined)?.['image/svg+xml'])
-      .filter((svg): svg is string => typeof svg === 'string' || Array.isArray(svg))
-      .map((svg) => (Array.isArray(svg) ? svg.join('') : svg));
-    assert.equal(svgs('unawaited').length, 1);
-    assert.ok(svgs('unawaited')[0]!.includes('>SUCCESS</text>'));
-    assert.deepEqual(svgs('quick'), []);
-    assert.equal(svgs('awaited').length, 1);
-    assert.ok(svgs('awaited')[0]!.includes('>UP</text>') && !svgs('awaited')[0]!.includes('SUCCESS'));
-  });
 });
