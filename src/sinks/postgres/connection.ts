@@ -37,7 +37,7 @@ export interface PgSettings {
 const URL_PARAMS = new Set(['host', 'port', 'user', 'dbname', 'sslmode', 'sslrootcert', 'application_name']);
 
 /** postgres:// or postgresql:// (libpq's two prefixes), in any case. */
-export function isPostgresUrl(text: string): boolean {
+function isPostgresUrl(text: string): boolean {
   return /^postgres(?:ql)?:\/\//i.test(text);
 }
 
