@@ -7,7 +7,7 @@
 // DuckDB's appender, and rows of stored ones are staged and merged (sql.ts mergeSql).
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { resolve } from 'node:path';
-import { firstLineOf } from '../core/errors.ts';
+import { ConfigError, firstLineOf } from '../core/errors.ts';
 import { withField } from '../core/own-fields.ts';
 import type { ExportRow } from '../core/types.ts';
 import type { DatasetState } from '../exports/state.ts';
@@ -15,7 +15,9 @@ import {
   describeChange, initialColumns, keyColumn, latestByIdentity, MISMATCH_COLUMN, TableShape, type ShapeChange,
 } from './columns.ts';
 import { readColumns, readKeys, readState } from './duckdb/catalog.ts';
-import { DuckDbLockedError, isOneSelect, isShortOfMemory, memoryLimitMb, openDatabase, type Database } from './duckdb/database.ts';
+import {
+  DuckDbLockedError, isOneSelect, isShortOfMemory, memoryLimitMb, openDatabase, REOPEN_AFTER_ROWS, type Database,
+} from './duckdb/database.ts';
 import type { Writer } from './duckdb/writer.ts';
 import { appendRows, rowsToObserve, textLength } from './duckdb/append-rows.ts';
 import { KeySet } from './duckdb/key-set.ts';
@@ -34,6 +36,12 @@ export interface DuckDbSinkOptions {
   path: string;
   /** Told once per run of each table created, column added, and field whose values do not fit their column. */
   onNotice?: (notice: SinkNotice) => void;
+  /**
+   * DuckDB is closed and the file opened again after this many rows are committed (or 16 million
+   * characters of text), between two commits: DuckDB gives back only then the memory it keeps for
+   * what was appended. Default 100,000; 0: never. A sink that has run a query is not reopened.
+   */
+  reopenAfterRows?: number;
 }
 
 /** The DuckDB sink: a Sink, plus queries on the same database. */
@@ -92,6 +100,7 @@ interface Table {
 class DuckDbStore implements DuckDbSink {
   readonly target: string;
   readonly #onNotice: ((notice: SinkNotice) => void) | undefined;
+  readonly #reopenAfterRows: number;
   #opening: Promise<Database> | undefined;
   #holds = 0;
   #closing = false;
@@ -103,8 +112,11 @@ class DuckDbStore implements DuckDbSink {
   #queried = false;
 
   constructor(opts: DuckDbSinkOptions) {
+    const reopen = opts.reopenAfterRows ?? REOPEN_AFTER_ROWS;
+    if (!Number.isSafeInteger(reopen) || reopen < 0) throw new ConfigError(`reopenAfterRows must be a whole number, 0 or more; got ${String(opts.reopenAfterRows)}`);
     this.target = resolve(opts.path);
     this.#onNotice = opts.onNotice;
+    this.#reopenAfterRows = reopen;
   }
 
   async lock(): Promise<{ release(): Promise<void> }> {
@@ -143,6 +155,12 @@ class DuckDbStore implements DuckDbSink {
       this.#queried = false;
       await db.writer.rollback();
     }
+    await db.reopenIfDue().catch((error: unknown) => {
+      // The database is closed: the next open() opens it again (or says why it cannot).
+      this.#opening = undefined;
+      this.#tables.clear();
+      throw error;
+    });
     const latest = latestByIdentity(dataset, rows);
     const change = table.shape.observe(rowsToObserve(table.shape, latest.values()));
     // Created with its first rows, so its columns are theirs in the service's order; a dataset
@@ -151,10 +169,11 @@ class DuckDbStore implements DuckDbSink {
     const added = table.exists || creating ? table.shape.columns.filter((c) => !table.stored.has(c.name)).map(tableColumn) : [];
     if ((table.exists || creating) && !table.stored.has(MISMATCH_COLUMN)) added.push(MISMATCH);
     const columns = creating ? creationOrder(added, latest.values(), table.key) : [...table.stored.values(), ...added];
+    const characters = textLength(latest.values());
     try {
       // What DuckDB needs to commit and checkpoint the page: blocks of every column at once, and
       // large values in proportion (database.ts memoryLimitMb).
-      await db.fitMemory(memoryLimitMb(columns.length, textLength(latest.values())));
+      await db.fitMemory(memoryLimitMb(columns.length, characters));
       const { fresh, stored } = await this.#sortRows(db, table, latest, creating);
       await writePage(db.writer, {
         homeless: table.shape.homeless,
@@ -169,6 +188,7 @@ class DuckDbStore implements DuckDbSink {
         : new SinkError(`DuckDB could not store a page of ${dataset.code} in ${this.location(dataset)}: ${firstLineOf(error)}` +
           (isShortOfMemory(error) ? ` (DuckDB's memory limit: ${db.memoryMb} MB)` : ''), { cause: error });
     }
+    db.wrote(latest.size, characters);
     table.stored = new Map(columns.map((c) => [c.name, c]));
     table.exists ||= creating;
     table.hasStateRow = true;
@@ -266,7 +286,7 @@ class DuckDbStore implements DuckDbSink {
   }
 
   #database(): Promise<Database> {
-    this.#opening ??= openDatabase(this.target).catch((error: unknown) => {
+    this.#opening ??= openDatabase(this.target, this.#reopenAfterRows).catch((error: unknown) => {
       this.#opening = undefined;
       throw error;
     });

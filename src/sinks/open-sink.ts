@@ -1,5 +1,6 @@
 // A sink from a `--to` spec. The database sinks are loaded on demand: their native modules
 // (DuckDB, node-postgres) cost start-up time that `lender sync --to ndjson:` and `--help` never pay.
+import { ConfigError } from '../core/errors.ts';
 import type { StateStore } from '../exports/state.ts';
 import { ndjsonSink } from './ndjson-sink.ts';
 import type { Sink, SinkNotice } from './sink.ts';
@@ -12,7 +13,8 @@ export interface OpenSinkOptions {
   schema?: string;
   /** PostgreSQL only: how long a worker's lease on a part lasts without renewal (ms). */
   lease?: number;
-  /** PostgreSQL: where DATABASE_URL and the PG* variables are read. Default process.env. */
+  /** Where DATABASE_URL and the PG* variables (PostgreSQL) and LENDER_DUCKDB_REOPEN_ROWS (DuckDB)
+   * are read. Default process.env. */
   env?: NodeJS.ProcessEnv;
   onNotice?: (notice: SinkNotice) => void;
 }
@@ -24,7 +26,8 @@ export async function openSink(spec: SinkSpec, opts: OpenSinkOptions = {}): Prom
       return ndjsonSink({ dir: spec.dir, ...(opts.state !== undefined && { state: opts.state }) });
     case 'duckdb': {
       const { duckdbSink } = await import('./duckdb-sink.ts');
-      return duckdbSink({ path: spec.path, ...onNotice });
+      const reopen = reopenAfterRows(opts.env ?? process.env);
+      return duckdbSink({ path: spec.path, ...onNotice, ...(reopen !== undefined && { reopenAfterRows: reopen }) });
     }
     case 'postgres': {
       const { postgresSink } = await import('./postgres-sink.ts');
@@ -37,4 +40,12 @@ export async function openSink(spec: SinkSpec, opts: OpenSinkOptions = {}): Prom
       });
     }
   }
+}
+
+/** LENDER_DUCKDB_REOPEN_ROWS: the DuckDB sink's `reopenAfterRows`, when set. */
+function reopenAfterRows(env: NodeJS.ProcessEnv): number | undefined {
+  const text = env.LENDER_DUCKDB_REOPEN_ROWS;
+  if (text === undefined || text === '') return undefined;
+  if (!/^\d+$/.test(text.trim())) throw new ConfigError(`LENDER_DUCKDB_REOPEN_ROWS must be a whole number of rows (0: never reopen); got ${JSON.stringify(text)}`);
+  return Number(text.trim());
 }

@@ -137,6 +137,9 @@ describe('exit codes: one rule', () => {
     assert.equal(http.code, 2, http.stderr);
     const ndjson = await run(['--out', 'files']);
     assert.equal(ndjson.code, 2, ndjson.stderr);
+    const reopen = await run(['--to', 'duckdb:out/x.duckdb', '--datasets', 'D07', '--sandbox'], isolatedEnv({ LENDER_DUCKDB_REOPEN_ROWS: '1e5' }));
+    assert.equal(reopen.code, 2, reopen.stderr);
+    assert.equal(reopen.stderr, 'lender sync: LENDER_DUCKDB_REOPEN_ROWS must be a whole number of rows (0: never reopen); got "1e5"\n');
     assert.deepEqual(readdirSync(cwd), []);
   });
 

@@ -1,5 +1,6 @@
-// `lender sync --to duckdb:` SIGKILLed at random instants: on a timer, and the instant a commit
-// writes the database's write-ahead log (inside the commit of a page and its state). After every
+// `lender sync --to duckdb:` SIGKILLed at random instants: on a timer, the instant a commit writes
+// the database's write-ahead log (inside the commit of a page and its state), and the instant a
+// checkpoint writes the database (as the sink closes DuckDB to open the file again). After every
 // kill the database opens; at the end every table equals the reference walk: 0 lost, 0 duplicated.
 import assert from 'node:assert/strict';
 import { existsSync, statSync } from 'node:fs';
@@ -42,8 +43,16 @@ describe('crash and resume: lender sync --to duckdb: killed with SIGKILL at rand
   it(`survives ${KILLS} kills: every table equals the service's rows, each once`, async (ctx) => {
     const run = await crashAndCompare(ctx, env, {
       args: ['--to', `duckdb:${path}`],
-      // A write of the write-ahead log: a commit is in flight.
-      points: [timerKill, fileKill('wal-write', env.dir, (f) => f === 'lender.duckdb.wal', 30)],
+      // DuckDB closed and the file opened again every 300 rows (100,000 by default), so that kills
+      // land in those moments too.
+      env: { LENDER_DUCKDB_REOPEN_ROWS: '300' },
+      points: [
+        timerKill,
+        // A write of the write-ahead log: a commit is in flight.
+        fileKill('wal-write', env.dir, (f) => f === 'lender.duckdb.wal', 30),
+        // A write of the database itself: a checkpoint, before a reopening or by DuckDB's own.
+        fileKill('checkpoint', env.dir, (f) => f === 'lender.duckdb', 10),
+      ],
       async afterKill() {
         if (!existsSync(path)) return;
         assert.equal(statSync(path).mode & 0o777, 0o600, 'the database file is owner-only');

@@ -953,6 +953,130 @@ describe('lock', () => {
   });
 });
 
+// ---------------------------------------------------------------- reopening
+
+describe('reopening DuckDB during a load, to give back its memory', () => {
+  /** Counts DuckDB's opens of files in this process (the sink's own, queries included). */
+  async function countingOpens<T>(use: (opens: () => number) => Promise<T>): Promise<T> {
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const create = DuckDBInstance.create;
+    let opens = 0;
+    DuckDBInstance.create = function (this: unknown, ...args: Parameters<typeof create>) {
+      opens += 1;
+      return create.apply(this, args);
+    } as typeof create;
+    try {
+      return await use(() => opens);
+    } finally {
+      DuckDBInstance.create = create;
+    }
+  }
+
+  test('a sync of more rows than reopenAfterRows stores the reference walk; the lock file is held throughout and removed at close', async () => {
+    // Pages 40 ms apart, so that most commits hold one page (a group commit waits 25 ms for more).
+    const f = await fixture({ seed: 43, scale: 300, latencyMs: 40 });
+    const path = newFile();
+    try {
+      const reference = await plainWalk(f.client, 'D07', EVERYTHING);
+      assert.ok(reference.length > 200, `D07 has ${reference.length} rows`);
+      const lockFile = `${path}.lock`;
+      let lockSeen = 0;
+      const sink = duckdbSink({ path, reopenAfterRows: 40 });
+      const opens = await countingOpens(async (opens) => {
+        await sync(f.client, ['D07'], {
+          to: sink, limit: 20,
+          onCommit: () => {
+            assert.ok(existsSync(lockFile), 'the lock file is there at every commit');
+            lockSeen += 1;
+          },
+        });
+        return opens();
+      });
+      // One to make the file, one for the load, then one before a commit once 40 rows or more
+      // were committed since the last: at most one a page, at least one per 40 rows of the
+      // largest commits, which hold 20 rows each unless a busy machine stalled the sink.
+      assert.ok(opens > 2, `${opens} opens for ${reference.length} rows`);
+      assert.ok(opens <= 2 + Math.ceil(reference.length / 20), `${opens} opens for ${reference.length} rows`);
+      assert.ok(lockSeen > 0);
+      assert.deepEqual(await tableRows(sink, 'd07'), referenceRows(reference));
+      await assertUnique(sink, 'd07', 'public_id');
+      await sink.close();
+      assert.equal(existsSync(lockFile), false, 'the lock file goes with the sink');
+      assert.equal(statSync(path).mode & 0o777, 0o600);
+    } finally {
+      await f.close();
+    }
+  });
+
+  test('not by default below 100,000 rows, never with reopenAfterRows 0, nor once a query has run on the sink', async () => {
+    const ds = dataset('D07');
+    const rows = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ public_id: `k${from + i}`, updated_at: '2025-01-01T00:00:00.000Z', amount: i }));
+    const load = async (opts: Omit<DuckDbSinkOptions, 'path'>, queryFirst: boolean): Promise<number> => countingOpens(async (opens) => {
+      await withSink({ path: newFile(), ...opts }, async (sink) => {
+        await sink.open(ds);
+        if (queryFirst) assert.deepEqual(await sink.query('SELECT 1 AS one'), [{ one: 1 }]);
+        for (let page = 0; page < 10; page += 1) await sink.commit({ dataset: ds, rows: rows(page * 30, 30), state: state('D07', `p${page}`, true) });
+        assert.equal((await sink.query('SELECT count(*) AS n FROM d07'))[0]!.n, 300n);
+      });
+      return opens();
+    });
+    // A new file: one instance to make it, one that holds it.
+    assert.equal(await load({}, false), 2, 'the default: no reopening for 300 rows');
+    assert.equal(await load({ reopenAfterRows: 0 }, false), 2);
+    assert.equal(await load({ reopenAfterRows: 30 }, true), 2, 'a sink that answered a query keeps its connection');
+    assert.equal(await load({ reopenAfterRows: 30 }, false), 2 + 9, 'before each commit after the first');
+    assert.throws(() => duckdbSink({ path: newFile(), reopenAfterRows: -1 }), /reopenAfterRows must be a whole number/);
+    assert.throws(() => duckdbSink({ path: newFile(), reopenAfterRows: 1.5 }), /reopenAfterRows must be a whole number/);
+  });
+
+  /** A process holding the file with DuckDB itself (not this library) until told to let go. */
+  async function foreignHolder(path: string): Promise<{ pid: number; release(): Promise<void> }> {
+    const script = `const { DuckDBInstance } = await import('@duckdb/node-api');
+      const instance = await DuckDBInstance.create(${JSON.stringify(path)});
+      process.stdout.write('held\\n');
+      process.stdin.once('data', () => { instance.closeSync(); process.exit(0); });`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+    const [line] = await once(createInterface({ input: child.stdout! }), 'line') as [string];
+    assert.equal(line, 'held');
+    return {
+      pid: child.pid!,
+      async release() {
+        if (child.exitCode !== null) return;
+        child.stdin!.write('go\n');
+        await once(child, 'exit');
+      },
+    };
+  }
+
+  test('another program that took the file in the moment it was closed is waited for; one that keeps it is named', async () => {
+    const { reopen } = await import('../../src/sinks/duckdb/database.ts');
+    const path = newFile();
+    await withSink({ path }, async (sink) => {
+      await sink.open(dataset('D07'));
+    });
+    const holder = await foreignHolder(path);
+    try {
+      let settled = false;
+      const opening = reopen(path, 32, 64, 60_000).finally(() => (settled = true));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(settled, false, 'still waiting while the other process has the file');
+      await holder.release();
+      (await opening).closeSync();
+    } finally {
+      await holder.release();
+    }
+
+    const keeper = await foreignHolder(path);
+    try {
+      const error = await reopen(path, 32, 64, 300).then(() => undefined, (e: unknown) => e);
+      assert.ok(error instanceof DuckDbLockedError, String(error));
+      assert.deepEqual(error.holder, { thisProcess: false, pid: keeper.pid });
+    } finally {
+      await keeper.release();
+    }
+  });
+});
+
 // ---------------------------------------------------------------- no native code on import
 
 describe('loading', () => {

@@ -7,13 +7,15 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { closeSync, existsSync, fchmodSync, openSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
 import { chmod, link, mkdir, mkdtemp, realpath, rm, stat } from 'node:fs/promises';
-import { totalmem } from 'node:os';
+import { hostname, totalmem } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { firstLineOf } from '../../core/errors.ts';
 import { aboutFile, FileError } from '../../core/file-errors.ts';
 import { makeFolder } from '../../core/make-folder.ts';
 import { PRIVATE_MODE } from '../../core/private-files.ts';
 import { processAlive } from '../../exports/lock-holder.ts';
+import { acquireStateLock, StateLockedError, type StateLock } from '../../exports/state-lock.ts';
 import { siblingsMatching } from '../../exports/temp-siblings.ts';
 import { SinkError } from '../errors.ts';
 import { stateTableSql } from './sql.ts';
@@ -25,12 +27,13 @@ export class DuckDbLockedError extends SinkError {
   readonly path: string;
   /** The holder: this process (another sink), or another process, by pid when DuckDB named it. */
   readonly holder: { thisProcess: true } | { thisProcess: false; pid: number | undefined };
-  constructor(path: string, holder: DuckDbLockedError['holder'], options: { cause?: unknown } = {}) {
-    super(holder.thisProcess
+  /** `options.message`: the refusal in other words (a lock file's, which names its file). */
+  constructor(path: string, holder: DuckDbLockedError['holder'], options: { cause?: unknown; message?: string } = {}) {
+    super(options.message ?? (holder.thisProcess
       ? `${path} is already open by another DuckDB sink of this process; close that sink before opening the file again.`
       : `${path} is open in another process${holder.pid === undefined ? '' : ` (pid ${holder.pid})`}: a DuckDB file has ` +
-        'one writer at a time; wait for that run to end, or sync into another file.',
-    options);
+        'one writer at a time; wait for that run to end, or sync into another file.'),
+    { cause: options.cause });
     this.path = path;
     this.holder = holder;
   }
@@ -50,6 +53,15 @@ export interface Database {
   /** Runs `read` on a connection of its own, closed after (what it reads is committed, and a
    * failure there leaves the writer's transaction alone). */
   withConnection<T>(read: (conn: DuckDBConnection) => Promise<T>): Promise<T>;
+  /** Counts what a commit wrote, towards the next reopening. */
+  wrote(rows: number, characters: number): void;
+  /**
+   * Closes DuckDB and opens the file again, between two commits, once the commits since it opened
+   * wrote `reopenAfterRows` rows or REOPEN_AFTER_CHARACTERS of text (see REOPEN_AFTER_ROWS for
+   * why); true when it did. Not while a query's connection is open:
+   * it may hold what the query made (temporary tables, settings).
+   */
+  reopenIfDue(): Promise<boolean>;
   /** Checkpoints (so the file holds everything and the log is gone) and closes. */
   close(): Promise<void>;
 }
@@ -76,6 +88,19 @@ const SETTINGS: Record<string, string> = { threads: '1', checkpoint_threshold: '
 // as much (a checkpoint of 120 MB in 60 columns, over 250 MB): so 3 MB for each million
 // characters of the page's text.
 const MIN_MEMORY_MB = 32;
+
+// DuckDB keeps memory in proportion to what was appended since it opened the file, beyond its
+// memory limit and beyond what it counts (duckdb_memory()), and gives it back only when closed:
+// 1,000,000 D07 rows appended in commits of 5,000 left the process some 45 MB above what closing
+// DuckDB brought it down to. So a load closes DuckDB and opens the file again after every
+// 100,000 rows (REOPEN_AFTER_ROWS, the sink's `reopenAfterRows`) or 16 million characters of text
+// (about as many D07 rows), which held a sync of 1,000,000 D07 rows some 20 MB lower for no
+// measurable time (docs/benchmarks.md). The lock file (LOCK_SUFFIX) keeps other runs of this
+// library out while DuckDB's own lock is let go.
+export const REOPEN_AFTER_ROWS = 100_000;
+const REOPEN_AFTER_CHARACTERS = 16_000_000;
+/** Beside the database, held while a sink has it open: `<file>.lock`. */
+export const LOCK_SUFFIX = '.lock';
 const MEMORY_MB_PER_COLUMN = 2;
 const MEMORY_MB_PER_MILLION_CHARACTERS = 3;
 
@@ -97,39 +122,40 @@ function memoryCeilingMb(): number {
 const OPEN_FILES: Set<string> = ((globalThis as Record<symbol, unknown>)[Symbol.for('lender-streams.duckdb-open-files')] ??= new Set<string>()) as Set<string>;
 
 /** Opens (creating it, and its folder, if missing) the database file for writing. */
-export async function openDatabase(path: string): Promise<Database> {
+export async function openDatabase(path: string, reopenAfterRows = REOPEN_AFTER_ROWS): Promise<Database> {
   const file = resolve(path);
   await makeFolder(dirname(file));
   // The claim names the file whatever path led to it (a symlinked folder, a relative path).
   const claim = join(await realpath(dirname(file)), basename(file));
   if (OPEN_FILES.has(claim)) throw new DuckDbLockedError(file, { thisProcess: true });
   OPEN_FILES.add(claim);
-  let instance: DuckDBInstance | undefined;
+  let lock: StateLock | undefined;
+  let opened: Opened | undefined;
   let memoryMb = MIN_MEMORY_MB;
   const ceiling = memoryCeilingMb();
-  let writer: DuckDBConnection | undefined;
   try {
+    lock = await lockFile(file);
     // At every open, not only when making a file: a process killed between the link and the
     // removal left a folder holding a second link to the database.
     await removeOrphanNewDirs(file);
     if (!existsSync(file)) await createPrivately(file);
-    instance = await createInstance(file, memoryMb, ceiling);
+    opened = await connect(file, await createInstance(file, memoryMb, ceiling));
     await makePrivate(file);
     await makePrivate(walOf(file));
     await privateTempDir(file);
-    writer = await instance.connect();
     ensureLog(file);
-    await writer.run(stateTableSql());
+    await opened.conn.run(stateTableSql());
   } catch (error) {
-    writer?.closeSync();
-    instance?.closeSync();
+    opened?.conn.closeSync();
+    opened?.instance.closeSync();
+    await lock?.release();
     OPEN_FILES.delete(claim);
     if (error instanceof SinkError) throw error;
     throw new SinkError(error instanceof FileError ? error.message : `DuckDB could not open ${file}: ${firstLineOf(error)}`, { cause: error });
   }
-  const db = instance;
-  const conn = writer;
-  const pages = new Writer(conn, () => ensureLog(file));
+  let { instance: db, conn } = opened;
+  let pages = new Writer(conn, () => ensureLog(file));
+  const fileLock = lock;
   const fitMemory = async (wanted: number): Promise<boolean> => {
     const needed = Math.min(ceiling, wanted);
     if (needed <= memoryMb) return false;
@@ -145,9 +171,23 @@ export async function openDatabase(path: string): Promise<Database> {
   };
   let reader: DuckDBConnection | undefined;
   let closed = false;
+  let written = { rows: 0, characters: 0 };
+  /** DuckDB closed and opened again, with the same settings and memory limit. */
+  const reopenNow = async (): Promise<void> => {
+    await pages.end();
+    // Done here, asynchronously: closing would otherwise checkpoint on the event loop's thread.
+    await conn.run('CHECKPOINT');
+    conn.closeSync();
+    db.closeSync();
+    const again = await connect(file, await reopen(file, memoryMb, ceiling));
+    ({ instance: db, conn } = again);
+    pages = new Writer(conn, () => ensureLog(file));
+  };
   return {
     path: file,
-    writer: pages,
+    get writer() {
+      return pages;
+    },
     async reader() {
       reader ??= await db.connect();
       return reader;
@@ -164,6 +204,41 @@ export async function openDatabase(path: string): Promise<Database> {
         conn.closeSync();
       }
     },
+    wrote(rows, characters) {
+      written.rows += rows;
+      written.characters += characters;
+    },
+    async reopenIfDue() {
+      const due = reopenAfterRows > 0 && (written.rows >= reopenAfterRows || written.characters >= REOPEN_AFTER_CHARACTERS);
+      if (!due || reader !== undefined || closed) return false;
+      try {
+        await reopenNow();
+        written = { rows: 0, characters: 0 };
+      } catch (error) {
+        // Whatever failed, the rows committed so far are in the file, with their state.
+        closed = true;
+        try {
+          conn.closeSync();
+          db.closeSync();
+        } catch {
+          // Closed already: the failure came after the close.
+        }
+        await fileLock.release();
+        OPEN_FILES.delete(claim);
+        const why = 'closed it for a moment to give back DuckDB\'s memory';
+        if (error instanceof DuckDbLockedError && !error.holder.thisProcess) {
+          const pid = error.holder.pid === undefined ? '' : ` (pid ${error.holder.pid})`;
+          throw new DuckDbLockedError(file, error.holder, {
+            cause: error,
+            message: `${file}: another process${pid} opened it while this run ${why}, and still had it ${REOPEN_WAIT_MS / 1000} s later; ` +
+              'the pages committed until then are kept: run again once that process is done.',
+          });
+        }
+        throw new SinkError(`DuckDB could not open ${file} again after this run ${why}: ${firstLineOf(error)}; ` +
+          'the pages committed until then are kept.', { cause: error });
+      }
+      return true;
+    },
     async close() {
       if (closed) return;
       closed = true;
@@ -177,10 +252,63 @@ export async function openDatabase(path: string): Promise<Database> {
         db.closeSync();
         removeEmptyLog(file);
         removeEmptyTempDir(file);
+        await fileLock.release();
         OPEN_FILES.delete(claim);
       }
     },
   };
+}
+
+interface Opened {
+  instance: DuckDBInstance;
+  conn: DuckDBConnection;
+}
+
+async function connect(file: string, instance: DuckDBInstance): Promise<Opened> {
+  try {
+    return { instance, conn: await instance.connect() };
+  } catch (error) {
+    instance.closeSync();
+    throw new SinkError(`DuckDB could not connect to ${file}: ${firstLineOf(error)}`, { cause: error });
+  }
+}
+
+/**
+ * The lock file of the database, held while it is open here. DuckDB locks the file itself, but
+ * lets go of it while the sink closes and opens it again (REOPEN_AFTER_ROWS): the lock file keeps other
+ * runs of this library out meanwhile. Taken before DuckDB's lock, so either refusal is one line
+ * naming the other process.
+ */
+async function lockFile(file: string): Promise<StateLock> {
+  try {
+    return await acquireStateLock(`${file}${LOCK_SUFFIX}`, `the database ${file}`);
+  } catch (error) {
+    if (!(error instanceof StateLockedError)) throw error;
+    // A holder on this host is named as DuckDB's refusal names it; otherwise the lock file says
+    // what it knows (another host's run, or no holder: delete the file if no run is using it).
+    const here = error.holder !== undefined && error.holder.host === hostname();
+    throw new DuckDbLockedError(file, { thisProcess: false, pid: here ? error.holder!.pid : undefined },
+      { cause: error, ...(!here && { message: error.message }) });
+  }
+}
+
+// Another program may open the file in the moment DuckDB lets go of it (a query in DuckDB's own
+// shell, say): the sink waits for it to close the file again, up to this long.
+const REOPEN_WAIT_MS = 30_000;
+const REOPEN_POLL_MS = 100;
+
+/** createInstance again after a reopening's close, waiting up to `waitMs` while another process
+ * has the file. */
+export async function reopen(file: string, memoryMb: number, ceiling: number, waitMs = REOPEN_WAIT_MS): Promise<DuckDBInstance> {
+  const until = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return await createInstance(file, memoryMb, ceiling);
+    } catch (error) {
+      if (!(error instanceof DuckDbLockedError) || Date.now() >= until) throw error;
+      await delay(REOPEN_POLL_MS);
+    }
+  }
 }
 
 /**
