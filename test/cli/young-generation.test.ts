@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { DATA_COMMANDS } from '../../src/cli/main.ts';
-import { restartArgs as restartArgsOf, SEMI_SPACE_MB, type ProcessView } from '../../src/cli/young-generation.ts';
+import { restartArgs as restartArgsOf, restartEnv, SEMI_SPACE_MB, type ProcessView } from '../../src/cli/young-generation.ts';
 import { LENDER_BIN, spawnLender, startSandboxChild, type SandboxChild } from '../helpers/resilience.ts';
 
 const FLAG = `--max-semi-space-size=${SEMI_SPACE_MB}`;
@@ -77,6 +77,15 @@ describe('restartArgs', () => {
   });
 });
 
+describe('restartEnv', () => {
+  it('is the environment as it was, with MALLOC_ARENA_MAX at 2 unless the user set it', () => {
+    const env = { PATH: '/bin', LENDER_SUBDOMAIN: 'demo' };
+    assert.deepEqual(restartEnv(env), { ...env, MALLOC_ARENA_MAX: '2' });
+    assert.deepEqual(env, { PATH: '/bin', LENDER_SUBDOMAIN: 'demo' }, 'not changed in place');
+    assert.deepEqual(restartEnv({ ...env, MALLOC_ARENA_MAX: '8' }), { ...env, MALLOC_ARENA_MAX: '8' });
+  });
+});
+
 describe('a data command of the bin', { timeout: 120_000 }, () => {
   let sandbox: SandboxChild;
   let dir: string;
@@ -88,7 +97,7 @@ describe('a data command of the bin', { timeout: 120_000 }, () => {
     preload = join(dir, 'preload.mjs');
     await writeFile(preload, [
       "import { appendFileSync } from 'node:fs';",
-      'appendFileSync(process.env.YOUNG_LOG, JSON.stringify({ pid: process.pid, execArgv: process.execArgv }) + "\\n");',
+      'appendFileSync(process.env.YOUNG_LOG, JSON.stringify({ pid: process.pid, execArgv: process.execArgv, arenas: process.env.MALLOC_ARENA_MAX }) + "\\n");',
     ].join('\n'));
   });
   after(async () => {
@@ -106,7 +115,7 @@ describe('a data command of the bin', { timeout: 120_000 }, () => {
     child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const [code] = (await once(child, 'close')) as [number | null];
-    const images = (await readFile(log, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { pid: number; execArgv: string[] });
+    const images = (await readFile(log, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { pid: number; execArgv: string[]; arenas?: string });
     return { pid: child.pid, code, stdout, stderr, images };
   }
 
@@ -120,6 +129,8 @@ describe('a data command of the bin', { timeout: 120_000 }, () => {
     assert.equal(images.length, restarts ? 2 : 1);
     assert.equal(images[0]!.execArgv.includes(FLAG), false);
     assert.equal(images.at(-1)!.execArgv.includes(FLAG), restarts);
+    assert.equal(images[0]!.arenas, undefined);
+    assert.equal(images.at(-1)!.arenas, restarts ? '2' : undefined, 'glibc\'s arenas capped in the second start');
   });
 
   it('reads a password and a CA from bash\'s <(…) pipes (/dev/fd/63, …), each once: sync and export', async () => {
