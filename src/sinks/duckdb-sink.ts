@@ -81,6 +81,7 @@ export function duckdbSink(opts: DuckDbSinkOptions): DuckDbSink {
 
 /** A dataset's table as this run knows it. */
 interface Table {
+  dataset: SinkDataset;
   name: string;
   key: string;
   /** The columns rows are checked against, including those a commit is about to add. */
@@ -148,19 +149,20 @@ class DuckDbStore implements DuckDbSink {
   }
 
   async commit({ dataset, rows, state }: SinkPage): Promise<void> {
-    const table = this.#tables.get(dataset.code);
-    if (table === undefined) throw new SinkError(`commit of ${dataset.code} without open()`);
+    if (!this.#tables.has(dataset.code)) throw new SinkError(`commit of ${dataset.code} without open()`);
     const db = await this.#database();
     if (this.#queried) {
       this.#queried = false;
       await db.writer.rollback();
     }
-    await db.reopenIfDue().catch((error: unknown) => {
+    const { sharedMeanwhile } = await db.reopenIfDue().catch((error: unknown) => {
       // The database is closed: the next open() opens it again (or says why it cannot).
       this.#opening = undefined;
       this.#tables.clear();
       throw error;
     });
+    if (sharedMeanwhile) await this.#reloadTables(db);
+    const table = this.#tables.get(dataset.code)!;
     const latest = latestByIdentity(dataset, rows);
     const change = table.shape.observe(rowsToObserve(table.shape, latest.values()));
     // Created with its first rows, so its columns are theirs in the service's order; a dataset
@@ -269,20 +271,30 @@ class DuckDbStore implements DuckDbSink {
     const key = keyColumn(dataset);
     const stored = await readColumns(conn, name);
     if (stored === undefined) {
-      return { name, key, shape: new TableShape(initialColumns(dataset), DUCKDB_NAMING), stored: new Map(), exists: false, hasStateRow: false, keys: undefined };
+      return { dataset, name, key, shape: new TableShape(initialColumns(dataset), DUCKDB_NAMING), stored: new Map(), exists: false, hasStateRow: false, keys: undefined };
     }
     if (!stored.some((c) => c.name === key)) {
       throw new SinkError(`the table ${name} in ${this.target} has no column ${key}, so its rows cannot be told apart; ` +
         'it was not made by lender sync: rename or drop it.');
     }
     return {
-      name, key,
+      dataset, name, key,
       shape: new TableShape(stored.filter((c) => c.name !== MISMATCH_COLUMN), DUCKDB_NAMING),
       stored: new Map(stored.map((c) => [c.name, c])),
       exists: true,
       hasStateRow: false,
       keys: undefined,
     };
+  }
+
+  /** Another process had the file while it was reopened: what this run knows of its tables (the
+   * identities, the columns, whether a state row is there) is read from them again. */
+  async #reloadTables(db: Database): Promise<void> {
+    for (const [code, table] of this.#tables) {
+      const fresh = await this.#loadTable(db.writer.connection, table.dataset);
+      fresh.hasStateRow = (await readState(db.writer.connection, table.dataset.key, this.target)) !== undefined;
+      this.#tables.set(code, fresh);
+    }
   }
 
   #database(): Promise<Database> {

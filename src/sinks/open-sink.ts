@@ -46,6 +46,7 @@ export async function openSink(spec: SinkSpec, opts: OpenSinkOptions = {}): Prom
 function reopenAfterRows(env: NodeJS.ProcessEnv): number | undefined {
   const text = env.LENDER_DUCKDB_REOPEN_ROWS;
   if (text === undefined || text === '') return undefined;
-  if (!/^\d+$/.test(text.trim())) throw new ConfigError(`LENDER_DUCKDB_REOPEN_ROWS must be a whole number of rows (0: never reopen); got ${JSON.stringify(text)}`);
-  return Number(text.trim());
+  const rows = /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!Number.isSafeInteger(rows)) throw new ConfigError(`LENDER_DUCKDB_REOPEN_ROWS must be a whole number of rows (0: never reopen); got ${JSON.stringify(text)}`);
+  return rows;
 }

@@ -140,6 +140,9 @@ describe('exit codes: one rule', () => {
     const reopen = await run(['--to', 'duckdb:out/x.duckdb', '--datasets', 'D07', '--sandbox'], isolatedEnv({ LENDER_DUCKDB_REOPEN_ROWS: '1e5' }));
     assert.equal(reopen.code, 2, reopen.stderr);
     assert.equal(reopen.stderr, 'lender sync: LENDER_DUCKDB_REOPEN_ROWS must be a whole number of rows (0: never reopen); got "1e5"\n');
+    const huge = await run(['--to', 'duckdb:out/x.duckdb', '--datasets', 'D07', '--sandbox'], isolatedEnv({ LENDER_DUCKDB_REOPEN_ROWS: '99999999999999999999' }));
+    assert.equal(huge.code, 2, huge.stderr);
+    assert.match(huge.stderr, /^lender sync: LENDER_DUCKDB_REOPEN_ROWS must be a whole number of rows \(0: never reopen\); got "99999999999999999999"\n$/);
     assert.deepEqual(readdirSync(cwd), []);
   });
 

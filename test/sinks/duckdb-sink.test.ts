@@ -972,24 +972,16 @@ describe('reopening DuckDB during a load, to give back its memory', () => {
     }
   }
 
-  test('a sync of more rows than reopenAfterRows stores the reference walk; the lock file is held throughout and removed at close', async () => {
+  test('a sync of more rows than reopenAfterRows stores the reference walk', async () => {
     // Pages 40 ms apart, so that most commits hold one page (a group commit waits 25 ms for more).
     const f = await fixture({ seed: 43, scale: 300, latencyMs: 40 });
     const path = newFile();
     try {
       const reference = await plainWalk(f.client, 'D07', EVERYTHING);
       assert.ok(reference.length > 200, `D07 has ${reference.length} rows`);
-      const lockFile = `${path}.lock`;
-      let lockSeen = 0;
       const sink = duckdbSink({ path, reopenAfterRows: 40 });
       const opens = await countingOpens(async (opens) => {
-        await sync(f.client, ['D07'], {
-          to: sink, limit: 20,
-          onCommit: () => {
-            assert.ok(existsSync(lockFile), 'the lock file is there at every commit');
-            lockSeen += 1;
-          },
-        });
+        await sync(f.client, ['D07'], { to: sink, limit: 20 });
         return opens();
       });
       // One to make the file, one for the load, then one before a commit once 40 rows or more
@@ -997,20 +989,20 @@ describe('reopening DuckDB during a load, to give back its memory', () => {
       // largest commits, which hold 20 rows each unless a busy machine stalled the sink.
       assert.ok(opens > 2, `${opens} opens for ${reference.length} rows`);
       assert.ok(opens <= 2 + Math.ceil(reference.length / 20), `${opens} opens for ${reference.length} rows`);
-      assert.ok(lockSeen > 0);
       assert.deepEqual(await tableRows(sink, 'd07'), referenceRows(reference));
       await assertUnique(sink, 'd07', 'public_id');
       await sink.close();
-      assert.equal(existsSync(lockFile), false, 'the lock file goes with the sink');
       assert.equal(statSync(path).mode & 0o777, 0o600);
+      assert.deepEqual(readdirSync(dirname(path)).sort(), ['lender.duckdb'], 'no log, temporary folder or lock left');
     } finally {
       await f.close();
     }
   });
 
+  const ds = dataset('D07');
+  const rows = (from: number, n: number, amount = 1) => Array.from({ length: n }, (_, i) => ({ public_id: `k${from + i}`, updated_at: '2025-01-01T00:00:00.000Z', amount: amount + i }));
+
   test('not by default below 100,000 rows, never with reopenAfterRows 0, nor once a query has run on the sink', async () => {
-    const ds = dataset('D07');
-    const rows = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ public_id: `k${from + i}`, updated_at: '2025-01-01T00:00:00.000Z', amount: i }));
     const load = async (opts: Omit<DuckDbSinkOptions, 'path'>, queryFirst: boolean): Promise<number> => countingOpens(async (opens) => {
       await withSink({ path: newFile(), ...opts }, async (sink) => {
         await sink.open(ds);
@@ -1029,12 +1021,56 @@ describe('reopening DuckDB during a load, to give back its memory', () => {
     assert.throws(() => duckdbSink({ path: newFile(), reopenAfterRows: 1.5 }), /reopenAfterRows must be a whole number/);
   });
 
-  /** A process holding the file with DuckDB itself (not this library) until told to let go. */
-  async function foreignHolder(path: string): Promise<{ pid: number; release(): Promise<void> }> {
+  /** Runs `use` with reopenHooks.afterClose set to `hook` (and waitMs), restored after. */
+  async function withHook(hook: (file: string) => Promise<void>, use: () => Promise<void>, waitMs?: number): Promise<void> {
+    const { reopenHooks } = await import('../../src/sinks/duckdb/database.ts');
+    reopenHooks.afterClose = hook;
+    if (waitMs !== undefined) reopenHooks.waitMs = waitMs;
+    try {
+      await use();
+    } finally {
+      delete reopenHooks.afterClose;
+      delete reopenHooks.waitMs;
+    }
+  }
+
+  test('a query asked for while DuckDB is closed waits for the reopening and sees every committed page; the file keeps them all', async () => {
+    const path = newFile();
+    const sink = duckdbSink({ path, reopenAfterRows: 50 });
+    const counts: Promise<Record<string, unknown>[]>[] = [];
+    try {
+      await sink.open(ds);
+      await withHook(async () => {
+        // Asked for in the moment the database is closed (the first reopening only: the
+        // query's connection then keeps it open).
+        if (counts.length === 0) counts.push(sink.query('SELECT count(*) AS n FROM d07'));
+      }, async () => {
+        for (let page = 0; page < 6; page += 1) await sink.commit({ dataset: ds, rows: rows(page * 50, 50), state: state('D07', `p${page}`, true) });
+      });
+      assert.equal(counts.length, 1, 'the load reopened the file once, before its query');
+      assert.equal((await counts[0]!)[0]!.n, 50n, 'the page committed before the reopening');
+      assert.equal((await sink.query('SELECT count(*) AS n FROM d07'))[0]!.n, 300n, 'the reader sees the later commits');
+    } finally {
+      await sink.close();
+    }
+    const again = duckdbSink({ path });
+    try {
+      assert.equal((await again.open(ds))?.highWater?.value, 'p5');
+      assert.equal((await again.query('SELECT count(*) AS n FROM d07'))[0]!.n, 300n, 'every committed page is in the file');
+    } finally {
+      await again.close();
+    }
+  });
+
+  /** A process holding the file with DuckDB itself (not this library) until told to let go;
+   * `sql` runs first, in it. */
+  async function foreignHolder(path: string, sql = 'SELECT 1'): Promise<{ pid: number; release(): Promise<void> }> {
     const script = `const { DuckDBInstance } = await import('@duckdb/node-api');
       const instance = await DuckDBInstance.create(${JSON.stringify(path)});
+      const connection = await instance.connect();
+      await connection.run(${JSON.stringify(sql)});
       process.stdout.write('held\\n');
-      process.stdin.once('data', () => { instance.closeSync(); process.exit(0); });`;
+      process.stdin.once('data', () => { connection.closeSync(); instance.closeSync(); process.exit(0); });`;
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
     const [line] = await once(createInterface({ input: child.stdout! }), 'line') as [string];
     assert.equal(line, 'held');
@@ -1048,7 +1084,61 @@ describe('reopening DuckDB during a load, to give back its memory', () => {
     };
   }
 
-  test('another program that took the file in the moment it was closed is waited for; one that keeps it is named', async () => {
+  test('another program that takes the file while it is closed is waited for, and what it wrote is read again: an identity it stored is merged, not appended twice', async () => {
+    const path = newFile();
+    const sink = duckdbSink({ path, reopenAfterRows: 50 });
+    let took: Promise<void> | undefined;
+    try {
+      await sink.open(ds);
+      await sink.commit({ dataset: ds, rows: rows(0, 50), state: state('D07', 'p0', true) });
+      await withHook(async (file) => {
+        if (took !== undefined) return;
+        // It writes a row of an identity the sink has not seen, and a column, then lets go
+        // 300 ms later, while the sink waits to open the file again.
+        const holder = await foreignHolder(file, `INSERT INTO d07 (public_id, updated_at, amount) VALUES ('zz-1', '2024-01-01T00:00:00Z', 7); ALTER TABLE d07 ADD COLUMN note VARCHAR`);
+        took = new Promise((resolve) => setTimeout(resolve, 300)).then(() => holder.release());
+      }, async () => {
+        await sink.commit({ dataset: ds, rows: [{ public_id: 'zz-1', updated_at: '2025-01-01T00:00:00.000Z', amount: 8, note: 'newer' }], state: state('D07', 'p1', true) });
+      });
+      assert.ok(took !== undefined, 'the commit reopened the file');
+      await took;
+      await assertUnique(sink, 'd07', 'public_id');
+      const [row] = await sink.query(`SELECT amount, note FROM d07 WHERE public_id = 'zz-1'`);
+      assert.deepEqual(row, { amount: 8n, note: 'newer' }, 'the newer version replaced the other program\'s row');
+      assert.equal((await sink.query('SELECT count(*) AS n FROM d07'))[0]!.n, 51n);
+    } finally {
+      await sink.close();
+    }
+  });
+
+  test('one that keeps the file: the commit fails with a DuckDbLockedError saying so; what was committed stays; the file opens once it is gone', async () => {
+    const path = newFile();
+    const sink = duckdbSink({ path, reopenAfterRows: 50 });
+    let holder: Awaited<ReturnType<typeof foreignHolder>> | undefined;
+    try {
+      await sink.open(ds);
+      await sink.commit({ dataset: ds, rows: rows(0, 50), state: state('D07', 'p0', true) });
+      await withHook(async (file) => {
+        holder ??= await foreignHolder(file);
+      }, async () => {
+        const error = await sink.commit({ dataset: ds, rows: rows(50, 50), state: state('D07', 'p1', true) }).then(() => undefined, (e: unknown) => e);
+        assert.ok(error instanceof DuckDbLockedError, String(error));
+        assert.equal(error.message, `${path}: another process (pid ${holder!.pid}) opened it while this run had it closed for a moment to give back ` +
+          "DuckDB's memory, and still had it 0.3 s later; the pages committed until then are kept: run again once that process is done.");
+        assert.deepEqual(error.holder, { thisProcess: false, pid: holder!.pid });
+      }, 300);
+      await holder!.release();
+      // The sink opens the file again at its next open(); the first page is there, the second not.
+      assert.equal((await sink.open(ds))?.highWater?.value, 'p0');
+      assert.equal((await sink.query('SELECT count(*) AS n FROM d07'))[0]!.n, 50n);
+    } finally {
+      await holder?.release();
+      await sink.close();
+    }
+    assert.deepEqual(readdirSync(dirname(path)).sort(), ['lender.duckdb']);
+  });
+
+  test('reopen() waits while another program has the file, and names it when it keeps the file', async () => {
     const { reopen } = await import('../../src/sinks/duckdb/database.ts');
     const path = newFile();
     await withSink({ path }, async (sink) => {
@@ -1061,7 +1151,9 @@ describe('reopening DuckDB during a load, to give back its memory', () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.equal(settled, false, 'still waiting while the other process has the file');
       await holder.release();
-      (await opening).closeSync();
+      const { instance, waited } = await opening;
+      instance.closeSync();
+      assert.equal(waited, true);
     } finally {
       await holder.release();
     }

@@ -7,7 +7,7 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { closeSync, existsSync, fchmodSync, openSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
 import { chmod, link, mkdir, mkdtemp, realpath, rm, stat } from 'node:fs/promises';
-import { hostname, totalmem } from 'node:os';
+import { totalmem } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { firstLineOf } from '../../core/errors.ts';
@@ -15,7 +15,6 @@ import { aboutFile, FileError } from '../../core/file-errors.ts';
 import { makeFolder } from '../../core/make-folder.ts';
 import { PRIVATE_MODE } from '../../core/private-files.ts';
 import { processAlive } from '../../exports/lock-holder.ts';
-import { acquireStateLock, StateLockedError, type StateLock } from '../../exports/state-lock.ts';
 import { siblingsMatching } from '../../exports/temp-siblings.ts';
 import { SinkError } from '../errors.ts';
 import { stateTableSql } from './sql.ts';
@@ -27,7 +26,7 @@ export class DuckDbLockedError extends SinkError {
   readonly path: string;
   /** The holder: this process (another sink), or another process, by pid when DuckDB named it. */
   readonly holder: { thisProcess: true } | { thisProcess: false; pid: number | undefined };
-  /** `options.message`: the refusal in other words (a lock file's, which names its file). */
+  /** `options.message`: the refusal in other words (one that happened in the middle of a load). */
   constructor(path: string, holder: DuckDbLockedError['holder'], options: { cause?: unknown; message?: string } = {}) {
     super(options.message ?? (holder.thisProcess
       ? `${path} is already open by another DuckDB sink of this process; close that sink before opening the file again.`
@@ -58,10 +57,12 @@ export interface Database {
   /**
    * Closes DuckDB and opens the file again, between two commits, once the commits since it opened
    * wrote `reopenAfterRows` rows or REOPEN_AFTER_CHARACTERS of text (see REOPEN_AFTER_ROWS for
-   * why); true when it did. Not while a query's connection is open:
-   * it may hold what the query made (temporary tables, settings).
+   * why). Never once the reader was asked for (its connection may hold what a query made:
+   * temporary tables, settings), nor while a lent connection is open. `sharedMeanwhile`: another
+   * process had the file in between, and may have written to it. On failure the database is
+   * closed (the pages committed are in it).
    */
-  reopenIfDue(): Promise<boolean>;
+  reopenIfDue(): Promise<{ reopened: boolean; sharedMeanwhile: boolean }>;
   /** Checkpoints (so the file holds everything and the log is gone) and closes. */
   close(): Promise<void>;
 }
@@ -95,12 +96,10 @@ const MIN_MEMORY_MB = 32;
 // DuckDB brought it down to. So a load closes DuckDB and opens the file again after every
 // 100,000 rows (REOPEN_AFTER_ROWS, the sink's `reopenAfterRows`) or 16 million characters of text
 // (about as many D07 rows), which held a sync of 1,000,000 D07 rows some 20 MB lower for no
-// measurable time (docs/benchmarks.md). The lock file (LOCK_SUFFIX) keeps other runs of this
-// library out while DuckDB's own lock is let go.
+// measurable time (docs/benchmarks.md). DuckDB's lock on the file is let go meanwhile: another
+// process that takes it then is waited for (REOPEN_WAIT_MS).
 export const REOPEN_AFTER_ROWS = 100_000;
 const REOPEN_AFTER_CHARACTERS = 16_000_000;
-/** Beside the database, held while a sink has it open: `<file>.lock`. */
-export const LOCK_SUFFIX = '.lock';
 const MEMORY_MB_PER_COLUMN = 2;
 const MEMORY_MB_PER_MILLION_CHARACTERS = 3;
 
@@ -121,6 +120,10 @@ function memoryCeilingMb(): number {
 // Shared by every copy of this module a process may load (sources and build alike).
 const OPEN_FILES: Set<string> = ((globalThis as Record<symbol, unknown>)[Symbol.for('lender-streams.duckdb-open-files')] ??= new Set<string>()) as Set<string>;
 
+/** For tests: `afterClose` runs while a reopening has DuckDB closed; `waitMs` replaces
+ * REOPEN_WAIT_MS. */
+export const reopenHooks: { afterClose?: (file: string) => Promise<void>; waitMs?: number } = {};
+
 /** Opens (creating it, and its folder, if missing) the database file for writing. */
 export async function openDatabase(path: string, reopenAfterRows = REOPEN_AFTER_ROWS): Promise<Database> {
   const file = resolve(path);
@@ -129,12 +132,10 @@ export async function openDatabase(path: string, reopenAfterRows = REOPEN_AFTER_
   const claim = join(await realpath(dirname(file)), basename(file));
   if (OPEN_FILES.has(claim)) throw new DuckDbLockedError(file, { thisProcess: true });
   OPEN_FILES.add(claim);
-  let lock: StateLock | undefined;
   let opened: Opened | undefined;
   let memoryMb = MIN_MEMORY_MB;
   const ceiling = memoryCeilingMb();
   try {
-    lock = await lockFile(file);
     // At every open, not only when making a file: a process killed between the link and the
     // removal left a folder holding a second link to the database.
     await removeOrphanNewDirs(file);
@@ -148,112 +149,129 @@ export async function openDatabase(path: string, reopenAfterRows = REOPEN_AFTER_
   } catch (error) {
     opened?.conn.closeSync();
     opened?.instance.closeSync();
-    await lock?.release();
     OPEN_FILES.delete(claim);
     if (error instanceof SinkError) throw error;
     throw new SinkError(error instanceof FileError ? error.message : `DuckDB could not open ${file}: ${firstLineOf(error)}`, { cause: error });
   }
   let { instance: db, conn } = opened;
   let pages = new Writer(conn, () => ensureLog(file));
-  const fileLock = lock;
+  let closed = false;
+  /** The reader's connection, once asked for: from then on the database is never reopened. */
+  let reader: Promise<DuckDBConnection> | undefined;
+  /** Connections lent by withConnection and fitMemory, open now. */
+  let lent = 0;
+  /** A reopening under way: every other use of DuckDB waits for it. */
+  let reopening: Promise<unknown> | undefined;
+  let written = { rows: 0, characters: 0 };
+
+  const lend = async <T>(use: (conn: DuckDBConnection) => Promise<T>): Promise<T> => {
+    await reopening;
+    lent += 1;
+    try {
+      const own = await db.connect();
+      try {
+        return await use(own);
+      } finally {
+        own.closeSync();
+      }
+    } finally {
+      lent -= 1;
+    }
+  };
   const fitMemory = async (wanted: number): Promise<boolean> => {
     const needed = Math.min(ceiling, wanted);
     if (needed <= memoryMb) return false;
     // On a connection of its own: the writer's may be in a commit (the limit is the database's).
-    const own = await db.connect();
-    try {
-      await own.run(`SET memory_limit = '${needed}MB'`);
-    } finally {
-      own.closeSync();
-    }
+    await lend((own) => own.run(`SET memory_limit = '${needed}MB'`));
     memoryMb = needed;
     return true;
   };
-  let reader: DuckDBConnection | undefined;
-  let closed = false;
-  let written = { rows: 0, characters: 0 };
-  /** DuckDB closed and opened again, with the same settings and memory limit. */
-  const reopenNow = async (): Promise<void> => {
-    await pages.end();
-    // Done here, asynchronously: closing would otherwise checkpoint on the event loop's thread.
-    await conn.run('CHECKPOINT');
+  /** Closes DuckDB and opens the file again; true when another process had the file meanwhile. */
+  const reopenNow = async (): Promise<boolean> => {
+    try {
+      await pages.end();
+      // Done here, asynchronously: closing would otherwise checkpoint on the event loop's thread.
+      await conn.run('CHECKPOINT');
+    } catch (error) {
+      throw new SinkError(`DuckDB could not checkpoint ${file} before opening it again: ${firstLineOf(error)}; ` +
+        'the pages committed until then are kept.', { cause: error });
+    }
     conn.closeSync();
     db.closeSync();
-    const again = await connect(file, await reopen(file, memoryMb, ceiling));
-    ({ instance: db, conn } = again);
+    await reopenHooks.afterClose?.(file);
+    const waitMs = reopenHooks.waitMs ?? REOPEN_WAIT_MS;
+    const again = await reopen(file, memoryMb, ceiling, waitMs).catch((error: unknown) => {
+      throw reopenError(file, error, waitMs);
+    });
+    ({ instance: db, conn } = await connect(file, again.instance));
     pages = new Writer(conn, () => ensureLog(file));
+    return again.waited;
   };
+  const shutDown = async (): Promise<void> => {
+    closed = true;
+    const readerConn = await reader?.catch(() => undefined);
+    try {
+      readerConn?.closeSync();
+      conn.closeSync();
+      db.closeSync();
+    } catch {
+      // Closed already (a reopening that failed after closing).
+    }
+    removeEmptyLog(file);
+    removeEmptyTempDir(file);
+    OPEN_FILES.delete(claim);
+  };
+
   return {
     path: file,
     get writer() {
       return pages;
     },
-    async reader() {
-      reader ??= await db.connect();
+    reader() {
+      reader ??= (async () => {
+        await reopening;
+        return db.connect();
+      })();
       return reader;
     },
     get memoryMb() {
       return memoryMb;
     },
     fitMemory,
-    async withConnection(read) {
-      const conn = await db.connect();
-      try {
-        return await read(conn);
-      } finally {
-        conn.closeSync();
-      }
-    },
+    withConnection: lend,
     wrote(rows, characters) {
       written.rows += rows;
       written.characters += characters;
     },
     async reopenIfDue() {
       const due = reopenAfterRows > 0 && (written.rows >= reopenAfterRows || written.characters >= REOPEN_AFTER_CHARACTERS);
-      if (!due || reader !== undefined || closed) return false;
+      // Checked and marked before any await: a query or a lent connection arriving meanwhile
+      // waits for the reopening, one already there keeps the database open.
+      if (!due || closed || reopening !== undefined || reader !== undefined || lent > 0) return { reopened: false, sharedMeanwhile: false };
+      const running = reopenNow();
+      reopening = running.catch(() => undefined);
       try {
-        await reopenNow();
+        const sharedMeanwhile = await running;
         written = { rows: 0, characters: 0 };
+        return { reopened: true, sharedMeanwhile };
       } catch (error) {
         // Whatever failed, the rows committed so far are in the file, with their state.
-        closed = true;
-        try {
-          conn.closeSync();
-          db.closeSync();
-        } catch {
-          // Closed already: the failure came after the close.
-        }
-        await fileLock.release();
-        OPEN_FILES.delete(claim);
-        const why = 'closed it for a moment to give back DuckDB\'s memory';
-        if (error instanceof DuckDbLockedError && !error.holder.thisProcess) {
-          const pid = error.holder.pid === undefined ? '' : ` (pid ${error.holder.pid})`;
-          throw new DuckDbLockedError(file, error.holder, {
-            cause: error,
-            message: `${file}: another process${pid} opened it while this run ${why}, and still had it ${REOPEN_WAIT_MS / 1000} s later; ` +
-              'the pages committed until then are kept: run again once that process is done.',
-          });
-        }
-        throw new SinkError(`DuckDB could not open ${file} again after this run ${why}: ${firstLineOf(error)}; ` +
-          'the pages committed until then are kept.', { cause: error });
+        await shutDown();
+        throw error;
+      } finally {
+        reopening = undefined;
       }
-      return true;
     },
     async close() {
       if (closed) return;
       closed = true;
+      await reopening;
       try {
         await pages.end();
         // Done here, asynchronously: closing would otherwise checkpoint on the event loop's thread.
         await conn.run('CHECKPOINT').catch(() => undefined);
       } finally {
-        reader?.closeSync();
-        conn.closeSync();
-        db.closeSync();
-        removeEmptyLog(file);
-        removeEmptyTempDir(file);
-        await fileLock.release();
-        OPEN_FILES.delete(claim);
+        await shutDown();
       }
     },
   };
@@ -273,37 +291,34 @@ async function connect(file: string, instance: DuckDBInstance): Promise<Opened> 
   }
 }
 
-/**
- * The lock file of the database, held while it is open here. DuckDB locks the file itself, but
- * lets go of it while the sink closes and opens it again (REOPEN_AFTER_ROWS): the lock file keeps other
- * runs of this library out meanwhile. Taken before DuckDB's lock, so either refusal is one line
- * naming the other process.
- */
-async function lockFile(file: string): Promise<StateLock> {
-  try {
-    return await acquireStateLock(`${file}${LOCK_SUFFIX}`, `the database ${file}`);
-  } catch (error) {
-    if (!(error instanceof StateLockedError)) throw error;
-    // A holder on this host is named as DuckDB's refusal names it; otherwise the lock file says
-    // what it knows (another host's run, or no holder: delete the file if no run is using it).
-    const here = error.holder !== undefined && error.holder.host === hostname();
-    throw new DuckDbLockedError(file, { thisProcess: false, pid: here ? error.holder!.pid : undefined },
-      { cause: error, ...(!here && { message: error.message }) });
+/** Why the file could not be opened again, in the words of the run that had it. */
+function reopenError(file: string, error: unknown, waitedMs: number): Error {
+  const moment = 'while this run had it closed for a moment to give back DuckDB\'s memory';
+  if (error instanceof DuckDbLockedError && !error.holder.thisProcess) {
+    const pid = error.holder.pid === undefined ? '' : ` (pid ${error.holder.pid})`;
+    return new DuckDbLockedError(file, error.holder, {
+      cause: error,
+      message: `${file}: another process${pid} opened it ${moment}, and still had it ${waitedMs / 1000} s later; ` +
+        'the pages committed until then are kept: run again once that process is done.',
+    });
   }
+  return new SinkError(`DuckDB could not open ${file} again ${moment}: ${firstLineOf(error)}; ` +
+    'the pages committed until then are kept.', { cause: error });
 }
 
 // Another program may open the file in the moment DuckDB lets go of it (a query in DuckDB's own
-// shell, say): the sink waits for it to close the file again, up to this long.
-const REOPEN_WAIT_MS = 30_000;
+// shell, another run of this library): the sink waits for it to close the file again, this long
+// at most, so that a stop asked for meanwhile is not held up much longer.
+const REOPEN_WAIT_MS = 10_000;
 const REOPEN_POLL_MS = 100;
 
 /** createInstance again after a reopening's close, waiting up to `waitMs` while another process
- * has the file. */
-export async function reopen(file: string, memoryMb: number, ceiling: number, waitMs = REOPEN_WAIT_MS): Promise<DuckDBInstance> {
+ * has the file; `waited`: it had. */
+export async function reopen(file: string, memoryMb: number, ceiling: number, waitMs = REOPEN_WAIT_MS): Promise<{ instance: DuckDBInstance; waited: boolean }> {
   const until = Date.now() + waitMs;
-  for (;;) {
+  for (let waited = false; ; waited = true) {
     try {
-      return await createInstance(file, memoryMb, ceiling);
+      return { instance: await createInstance(file, memoryMb, ceiling), waited };
     } catch (error) {
       if (!(error instanceof DuckDbLockedError) || Date.now() >= until) throw error;
       await delay(REOPEN_POLL_MS);
