@@ -4,7 +4,8 @@
 // 120 MB higher than with 8 MB semi-spaces, and used more CPU: docs/cli.md#memory). The flag can
 // only be given when Node starts, so such a command starts Node again in the same process, with
 // the same pid, stdio and environment (process.execve, Node 22.15 and later; the environment with
-// MALLOC_ARENA_MAX, see restartEnv): a kill or a signal reaches it as before. A semi-space size the user gave wins; a Node without execve runs as it is.
+// MALLOC_ARENA_MAX, see restartEnv): a kill or a signal reaches it as before. A semi-space size
+// the user gave wins; a Node without execve runs as it is.
 import { asksForHelp } from './command.ts';
 
 /** The semi-space size given, MB (Node 20 and 22 let it grow to 16, Node 24 here to 64). */

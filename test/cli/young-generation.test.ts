@@ -156,7 +156,8 @@ describe('a data command of the bin', { timeout: 120_000 }, () => {
       assert.ok(stdout.trim().length > 0, name);
       assert.doesNotMatch(stdout + stderr, new RegExp(password), name);
       // The descriptors would not survive a second start: the command keeps its first.
-      assert.equal((await readFile(log, 'utf8')).trim().split('\n').length, 1, name);
+      const images = (await readFile(log, 'utf8')).trim();
+      assert.equal(images.split('\n').length, 1, `${name}: ${images}`);
     }
   });
 
