@@ -94,10 +94,13 @@ describe('a data command of the bin', { timeout: 120_000 }, () => {
     sandbox = await startSandboxChild(['--seed', '5', '--scale', '3000']);
     dir = await mkdtemp(join(tmpdir(), 'lender-young-'));
     // Loaded by every Node image of the process (NODE_OPTIONS survives the restart): one line each.
+    // Node also runs it in the thread of module hooks, which the bin starts when it runs the
+    // sources through tsx (dist/ older than them): that thread's run is not a start of Node.
     preload = join(dir, 'preload.mjs');
     await writeFile(preload, [
       "import { appendFileSync } from 'node:fs';",
-      'appendFileSync(process.env.YOUNG_LOG, JSON.stringify({ pid: process.pid, execArgv: process.execArgv, arenas: process.env.MALLOC_ARENA_MAX }) + "\\n");',
+      "import { isMainThread } from 'node:worker_threads';",
+      'if (isMainThread) appendFileSync(process.env.YOUNG_LOG, JSON.stringify({ pid: process.pid, execArgv: process.execArgv, arenas: process.env.MALLOC_ARENA_MAX }) + "\\n");',
     ].join('\n'));
   });
   after(async () => {
