@@ -89,6 +89,8 @@ const SETTINGS: Record<string, string> = { threads: '1', checkpoint_threshold: '
 // as much (a checkpoint of 120 MB in 60 columns, over 250 MB): so 3 MB for each million
 // characters of the page's text.
 const MIN_MEMORY_MB = 32;
+const MEMORY_MB_PER_COLUMN = 2;
+const MEMORY_MB_PER_MILLION_CHARACTERS = 3;
 
 // DuckDB keeps memory in proportion to what was appended since it opened the file, beyond its
 // memory limit and beyond what it counts (duckdb_memory()), and gives it back only when closed:
@@ -100,8 +102,6 @@ const MIN_MEMORY_MB = 32;
 // process that takes it then is waited for (REOPEN_WAIT_MS).
 export const REOPEN_AFTER_ROWS = 100_000;
 const REOPEN_AFTER_CHARACTERS = 16_000_000;
-const MEMORY_MB_PER_COLUMN = 2;
-const MEMORY_MB_PER_MILLION_CHARACTERS = 3;
 
 /** DuckDB's memory limit for a page of `textLength` characters of text into a table of
  * `columns` columns, in MB. */
@@ -165,9 +165,10 @@ export async function openDatabase(path: string, reopenAfterRows = REOPEN_AFTER_
   let written = { rows: 0, characters: 0 };
 
   const lend = async <T>(use: (conn: DuckDBConnection) => Promise<T>): Promise<T> => {
-    await reopening;
+    // Counted before any await, so that no reopening begins before this connection is made.
     lent += 1;
     try {
+      await reopening;
       const own = await db.connect();
       try {
         return await use(own);
@@ -210,12 +211,12 @@ export async function openDatabase(path: string, reopenAfterRows = REOPEN_AFTER_
   const shutDown = async (): Promise<void> => {
     closed = true;
     const readerConn = await reader?.catch(() => undefined);
-    try {
-      readerConn?.closeSync();
-      conn.closeSync();
-      db.closeSync();
-    } catch {
-      // Closed already (a reopening that failed after closing).
+    for (const one of [readerConn, conn, db]) {
+      try {
+        one?.closeSync();
+      } catch {
+        // Closed already (by a reopening that failed after closing).
+      }
     }
     removeEmptyLog(file);
     removeEmptyTempDir(file);
@@ -228,10 +229,14 @@ export async function openDatabase(path: string, reopenAfterRows = REOPEN_AFTER_
       return pages;
     },
     reader() {
+      // Set before any await: no reopening begins once a query asked for it.
       reader ??= (async () => {
         await reopening;
         return db.connect();
-      })();
+      })().catch((error: unknown) => {
+        reader = undefined;
+        throw error;
+      });
       return reader;
     },
     get memoryMb() {
