@@ -49,6 +49,7 @@ Output:
                         ${SHOWN_REJECTS} rejects are named on stderr (position, reason, errors).
                         Not the input file: it would be emptied before it is read
   --progress            progress on stderr even when it is not a terminal
+  -h, --help            this text
 
 A summary JSON line goes to stdout: {"received","accepted","rejected","rejectedByReason",
 "batches","requests","retries","bytes"}, plus "sourceError" when the input could not be read to

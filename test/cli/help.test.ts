@@ -123,6 +123,7 @@ describe('lender --help and --version', () => {
           assert.match(r.stdout, new RegExp(`^Usage: lender ${name}\\b`));
           const listed = listedFlags(r.stdout);
           for (const f of expected) assert.ok(listed.includes(f), `lender ${name} --help lists ${f} (lists ${listed.join(' ')})`);
+          assert.match(r.stdout, /^ {2}-h, --help +this text$/m, `lender ${name} --help lists -h, --help`);
         }
         const command = await loadCommand(name);
         assert.equal(command.help.trimEnd() + '\n', (await run([name, '--help'])).stdout);

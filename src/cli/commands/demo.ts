@@ -32,6 +32,7 @@ latest version.
 Options:
   --out DIR      folder of the database and the rejects (default ./out)
   --records N    records in the sample portfolio, 20 or more (default ${DEFAULT_PORTFOLIO_SIZE})
+  -h, --help     this text
 
 Exit codes: 0 done (rejected sample records are expected), 1 failure, 2 usage error,
 130 interrupted.

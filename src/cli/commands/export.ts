@@ -45,6 +45,7 @@ ${MIN_SPLIT_HELP}
                         (mode 600), and FILE.lock beside it keeps a second run of the same
                         state from starting while this one runs
   --progress            progress on stderr even when it is not a terminal
+  -h, --help            this text
 
 ${CONNECTION_HELP}
 

@@ -47,6 +47,7 @@ Set ${HISTORY_ENV}= (empty) to keep no history.
 
   --seed N              seed of the embedded sandbox (default ${DEFAULT_SEED})
   --scale N             rows per dataset of the embedded sandbox (default ${DEFAULT_OPTIONS.scale})
+  -h, --help            this text
 ${CONNECTION_HELP}`;
 
 const command: Command = {

@@ -73,6 +73,7 @@ Options:
                         hold a row changed during the load in its older version last)
 ${MIN_SPLIT_HELP}
   --progress            progress on stderr even when it is not a terminal
+  -h, --help            this text
 
 ${CONNECTION_HELP}
 `;
