@@ -52,6 +52,16 @@ function rewrite(path: string, lines: string[]): void {
   renameSync(tmp, path);
 }
 
+/** The file's lines but those `isSecret` refuses, at most `max` (the last); the file is rewritten
+ * with them when it held such lines, or more than twice `max`. `rewritten`: it was. */
+function clean(path: string, isSecret: (line: string) => boolean, max: number): { kept: string[]; rewritten: boolean } {
+  const existing = readLines(path);
+  const kept = existing.filter((l) => !isSecret(l));
+  if (kept.length === existing.length && kept.length <= 2 * max) return { kept: kept.slice(-max), rewritten: false };
+  rewrite(path, kept.slice(-max));
+  return { kept: kept.slice(-max), rewritten: true };
+}
+
 export function attachHistory(server: REPLServer, opts: HistoryOptions): PersistentHistory {
   const max = opts.maxLines ?? HISTORY_MAX_LINES;
   mkdirSync(dirname(opts.path), { recursive: true, mode: 0o700 });
@@ -63,10 +73,8 @@ export function attachHistory(server: REPLServer, opts: HistoryOptions): Persist
     if ((error as NodeJS.ErrnoException).code !== 'EPERM') throw error;
   }
 
-  const existing = readLines(opts.path);
-  const kept = existing.filter((l) => !opts.isSecret(l));
-  // A file from an older run may hold lines we now consider secret, or be too long: clean it.
-  if (kept.length !== existing.length || kept.length > 2 * max) rewrite(opts.path, kept.slice(-max));
+  // A file from an older run may hold lines we now consider secret, or be too long.
+  const { kept } = clean(opts.path, opts.isSecret, max);
 
   const openForAppend = (): number => {
     const opened = openSync(opts.path, 'a', 0o600);
@@ -78,7 +86,7 @@ export function attachHistory(server: REPLServer, opts: HistoryOptions): Persist
 
   // readline keeps history newest first; it is used for arrow keys in a terminal.
   const mutable = server as unknown as { history: string[] };
-  mutable.history = kept.slice(-max).reverse();
+  mutable.history = kept.reverse();
 
   let written = 0;
   let closed = false;
@@ -105,12 +113,9 @@ export function attachHistory(server: REPLServer, opts: HistoryOptions): Persist
     forgetSecrets() {
       if (closed) return;
       onHistory(mutable.history);
-      const lines = readLines(opts.path);
-      const keep = lines.filter((l) => !opts.isSecret(l));
-      if (keep.length === lines.length) return;
-      // The file is replaced: appends go to the new one.
+      if (!clean(opts.path, opts.isSecret, max).rewritten) return;
+      // The file was replaced: appends go to the new one.
       closeSync(fd);
-      rewrite(opts.path, keep);
       fd = openForAppend();
     },
     close() {

@@ -2,6 +2,7 @@
 // a terminal; on a pipe or a file, a plain line each time the figures change and never the same
 // figures twice, or (the demo's bars) only each finished line.
 import type { WriterSummary } from './accounts/writer.ts';
+import { counted } from './core/counted.ts';
 import { overlapMs, type ExportStream } from './exports/export-stream.ts';
 import type { WindowEvent } from './exports/stream-types.ts';
 
@@ -35,11 +36,6 @@ export function formatProgress(f: ProgressFigures): string {
   const extra = [f.splits > 0 ? `${f.splits} splits` : '', f.retries > 0 ? `${f.retries} retries` : ''].filter(Boolean).join(', ');
   const rows = f.total === null ? counted(f.rows, 'row') : `${f.rows}${total} rows`;
   return `${f.dataset}: ${rows}${pct}${span}, ${counted(f.pages, 'page')}, ${rate} rows/s${extra ? `, ${extra}` : ''}`;
-}
-
-/** `1 page`, `2 pages`. */
-function counted(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 /**

@@ -1,6 +1,7 @@
 // Values the session helpers return. Each prints as a short summary (REPL, notebook, console.log)
 // and serialises to plain data with toJSON, so nothing large or secret is dumped by accident.
 import { inspect } from 'node:util';
+import { counted } from '../core/counted.ts';
 import type { Catalog, ExportRow, Pagination } from '../core/types.ts';
 import { TextTable, formatTable } from './table.ts';
 
@@ -22,7 +23,7 @@ export class RowList extends Array<ExportRow> {
   }
 
   [inspect.custom](): string {
-    const head = `${this.length} row${this.length === 1 ? '' : 's'} of ${this.#dataset}`;
+    const head = `${counted(this.length, 'row')} of ${this.#dataset}`;
     return this.length === 0 ? head : `${head}\n${formatTable(this)}`;
   }
 

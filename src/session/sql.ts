@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { inspect } from 'node:util';
+import { counted } from '../core/counted.ts';
 import { ConfigError } from '../core/errors.ts';
 import { DEFAULT_DUCKDB_FILE } from '../sinks/sink-spec.ts';
 import { htmlTable } from './html.ts';
@@ -45,7 +46,7 @@ export class QueryResult extends Array<Record<string, unknown>> {
   }
 
   [inspect.custom](): string {
-    const head = `${this.length} row${this.length === 1 ? '' : 's'}`;
+    const head = counted(this.length, 'row');
     // In a notebook the table was shown as HTML when it came: the value says only what it is.
     if (notebookDisplay() !== undefined || this.#columns.length === 0) return head;
     return `${head}\n${formatTable(this, this.#columns)}`;

@@ -24,6 +24,16 @@ after(() => {
   for (const h of homes) rmSync(h, { recursive: true, force: true });
 });
 
+/** Runs `use` on a REPL with the embedded sandbox and piped input, and kills it after. */
+async function withPipedRepl(use: (d: Driver) => Promise<void>): Promise<void> {
+  const d = pipedRepl();
+  try {
+    await use(d);
+  } finally {
+    d.kill();
+  }
+}
+
 function pipedRepl(): Driver {
   const home = mkdtempSync(join(tmpdir(), 'lender-repl-order-'));
   homes.push(home);
@@ -46,8 +56,7 @@ function positions(text: string, needles: (string | RegExp)[]): number[] {
 
 describe('lender repl with piped input (the whole script written at once, then stdin closed)', () => {
   it('runs the lines in order, each after the one before has finished, and .exit waits for them', async () => {
-    const d = pipedRepl();
-    try {
+    await withPipedRepl(async (d) => {
       // A slow first line (the session is not even connected yet) before quick ones.
       d.write([
         `await count('D23')`,
@@ -65,30 +74,24 @@ describe('lender repl with piped input (the whole script written at once, then s
       const at = positions(out, ['Connected as demo', 'D23: 1,000 rows', `'second'`, `'third'`, `'fourth'`, 'D07: 1,000 rows']);
       assert.ok(at.every((p) => p >= 0), `every result, in order:\n${out}`);
       assert.doesNotMatch(out, /Interrupted|interrupted|closed|after exit/, out);
-    } finally {
-      d.kill();
-    }
+    });
   });
 
   it('the end of the input waits for the running call, which finishes', async () => {
-    const d = pipedRepl();
-    try {
+    await withPipedRepl(async (d) => {
       d.write(`await rows('D07', {limit: 2})\n1 + 1`);
       d.endInput();
       assert.equal(await d.exited(), 0, d.output);
       const at = positions(d.output, ['Connected as demo', '2 rows of D07', /\n?lender> 2\n/]);
       assert.ok(at.every((p) => p >= 0), d.output);
       assert.doesNotMatch(d.output, /Interrupted|interrupted/);
-    } finally {
-      d.kill();
-    }
+    });
   });
 });
 
 describe('lender repl with piped input still open (a pipe from a process not done)', () => {
   it('SIGINT aborts the running call and the REPL goes on, as Ctrl-C does on a terminal', async () => {
-    const d = pipedRepl();
-    try {
+    await withPipedRepl(async (d) => {
       d.write(`'first'\nsandbox.setFaults({ latencyMs: 400 })\n`);
       await d.waitFor(/latencyMs: 400/, 'the faults set');
       d.write(`await count('D23')\n`);
@@ -101,16 +104,13 @@ describe('lender repl with piped input still open (a pipe from a process not don
       await d.waitFor(/To exit, type \.exit/, 'the hint for an idle SIGINT');
       d.endInput();
       assert.equal(await d.exited(), 0, d.output);
-    } finally {
-      d.kill();
-    }
+    });
   });
 });
 
 describe('lender repl: mistakes at the prompt are one line each', () => {
   it('a syntax error with await, a helper without its dataset, sync without options, a chart of a negative value', async () => {
-    const d = pipedRepl();
-    try {
+    await withPipedRepl(async (d) => {
       d.write([`await foo bar`, `await rows()`, `await sync('D26')`, `chart({ up: 3, down: -2 })`, `stream('D07')`, '.exit', ''].join('\n'));
       d.endInput();
       assert.equal(await d.exited(), 0, d.output);
@@ -124,9 +124,7 @@ describe('lender repl: mistakes at the prompt are one line each', () => {
       assert.match(out, /down +-2 +░{27}/);
       assert.match(out, /lender> ExportStream <D07: 0 rows in 0 pages read>\n/);
       assert.doesNotMatch(out, /_readableState/);
-    } finally {
-      d.kill();
-    }
+    });
   });
 });
 

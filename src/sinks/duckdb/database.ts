@@ -62,7 +62,7 @@ export interface Database {
    * process had the file in between, and may have written to it. On failure the database is
    * closed (the pages committed are in it).
    */
-  reopenIfDue(): Promise<{ reopened: boolean; sharedMeanwhile: boolean }>;
+  reopenIfDue(): Promise<{ sharedMeanwhile: boolean }>;
   /** Checkpoints (so the file holds everything and the log is gone) and closes. */
   close(): Promise<void>;
 }
@@ -252,13 +252,13 @@ export async function openDatabase(path: string, reopenAfterRows = REOPEN_AFTER_
       const due = reopenAfterRows > 0 && (written.rows >= reopenAfterRows || written.characters >= REOPEN_AFTER_CHARACTERS);
       // Checked and marked before any await: a query or a lent connection arriving meanwhile
       // waits for the reopening, one already there keeps the database open.
-      if (!due || closed || reopening !== undefined || reader !== undefined || lent > 0) return { reopened: false, sharedMeanwhile: false };
+      if (!due || closed || reopening !== undefined || reader !== undefined || lent > 0) return { sharedMeanwhile: false };
       const running = reopenNow();
       reopening = running.catch(() => undefined);
       try {
         const sharedMeanwhile = await running;
         written = { rows: 0, characters: 0 };
-        return { reopened: true, sharedMeanwhile };
+        return { sharedMeanwhile };
       } catch (error) {
         // Whatever failed, the rows committed so far are in the file, with their state.
         await shutDown();
