@@ -42,6 +42,14 @@ export interface DuckDbSinkOptions {
    * what was appended. Default 100,000; 0: never. A sink that has run a query is not reopened.
    */
   reopenAfterRows?: number;
+  /**
+   * A full garbage collection of the JS heap before each of DuckDB's checkpoints (at a reopening
+   * and at close), so that the heap's garbage is gone when the checkpoint needs memory: a
+   * 1,000,000-row sync peaked about 15 MB lower. It pauses the process in proportion to its live
+   * objects: default false, for a sink in a process with a large heap; the CLI, the REPL and
+   * notebooks turn it on.
+   */
+  collectGarbage?: boolean;
 }
 
 /** The DuckDB sink: a Sink, plus queries on the same database. */
@@ -102,6 +110,7 @@ class DuckDbStore implements DuckDbSink {
   readonly target: string;
   readonly #onNotice: ((notice: SinkNotice) => void) | undefined;
   readonly #reopenAfterRows: number;
+  readonly #collectGarbage: boolean;
   #opening: Promise<Database> | undefined;
   #holds = 0;
   #closing = false;
@@ -118,6 +127,7 @@ class DuckDbStore implements DuckDbSink {
     this.target = resolve(opts.path);
     this.#onNotice = opts.onNotice;
     this.#reopenAfterRows = reopen;
+    this.#collectGarbage = opts.collectGarbage ?? false;
   }
 
   async lock(): Promise<{ release(): Promise<void> }> {
@@ -298,7 +308,7 @@ class DuckDbStore implements DuckDbSink {
   }
 
   #database(): Promise<Database> {
-    this.#opening ??= openDatabase(this.target, this.#reopenAfterRows).catch((error: unknown) => {
+    this.#opening ??= openDatabase(this.target, { reopenAfterRows: this.#reopenAfterRows, collectGarbage: this.#collectGarbage }).catch((error: unknown) => {
       this.#opening = undefined;
       throw error;
     });

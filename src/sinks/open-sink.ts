@@ -27,7 +27,8 @@ export async function openSink(spec: SinkSpec, opts: OpenSinkOptions = {}): Prom
     case 'duckdb': {
       const { duckdbSink } = await import('./duckdb-sink.ts');
       const reopen = reopenAfterRows(opts.env ?? process.env);
-      return duckdbSink({ path: spec.path, ...onNotice, ...(reopen !== undefined && { reopenAfterRows: reopen }) });
+      // The CLI's and a session's own process: a heap small enough to collect at each checkpoint.
+      return duckdbSink({ path: spec.path, collectGarbage: true, ...onNotice, ...(reopen !== undefined && { reopenAfterRows: reopen }) });
     }
     case 'postgres': {
       const { postgresSink } = await import('./postgres-sink.ts');

@@ -26,9 +26,12 @@ import { KeySet } from '../../src/sinks/duckdb/key-set.ts';
 import { columnTypeOfSql, DUCKDB_NAMING, hasRowid, mergeSql, MISMATCH, tableColumn } from '../../src/sinks/duckdb/sql.ts';
 import { DuckDbLockedError, duckdbSink, type DuckDbSink, type DuckDbSinkOptions } from '../../src/sinks/duckdb-sink.ts';
 import { SinkError } from '../../src/sinks/errors.ts';
-import type { SinkDataset, SinkNotice } from '../../src/sinks/sink.ts';
+import { openSink } from '../../src/sinks/open-sink.ts';
+import type { Sink, SinkDataset, SinkNotice } from '../../src/sinks/sink.ts';
+import { parseSinkSpec } from '../../src/sinks/sink-spec.ts';
 import { sync } from '../../src/sinks/sync.ts';
 import { fixture, type Fixture } from '../exports/helpers.ts';
+import { countForcedGcs } from '../helpers/forced-gcs.ts';
 import { EVERYTHING, plainWalk } from '../helpers/plain-walk.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -1019,6 +1022,22 @@ describe('reopening DuckDB during a load, to give back its memory', () => {
     assert.equal(await load({ reopenAfterRows: 30 }, false), 2 + 9, 'before each commit after the first');
     assert.throws(() => duckdbSink({ path: newFile(), reopenAfterRows: -1 }), /reopenAfterRows must be a whole number/);
     assert.throws(() => duckdbSink({ path: newFile(), reopenAfterRows: 1.5 }), /reopenAfterRows must be a whole number/);
+  });
+
+  test('collectGarbage: a forced full collection before each checkpoint (reopenings and close), none without; on in openSink', async () => {
+    const load = async (sink: Sink): Promise<number> => countForcedGcs(async () => {
+      try {
+        await sink.open(ds);
+        for (let page = 0; page < 10; page += 1) await sink.commit({ dataset: ds, rows: rows(page * 30, 30), state: state('D07', `p${page}`, true) });
+      } finally {
+        await sink.close();
+      }
+    });
+    assert.equal(await load(duckdbSink({ path: newFile(), reopenAfterRows: 30 })), 0, 'off by default');
+    assert.equal(await load(duckdbSink({ path: newFile(), reopenAfterRows: 30, collectGarbage: true })), 9 + 1, 'nine reopenings and the close');
+    assert.equal(await load(duckdbSink({ path: newFile(), collectGarbage: true })), 1, 'the close alone');
+    const spec = parseSinkSpec(`duckdb:${newFile()}`);
+    assert.equal(await load(await openSink(spec, { env: { LENDER_DUCKDB_REOPEN_ROWS: '30' } })), 9 + 1, 'the CLI\'s and the sessions\' sinks');
   });
 
   /** Runs `use` with reopenHooks.afterClose set to `hook` (and waitMs), restored after. */

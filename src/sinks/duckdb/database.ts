@@ -10,6 +10,7 @@ import { chmod, link, mkdir, mkdtemp, realpath, rm, stat } from 'node:fs/promise
 import { totalmem } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { collectGarbage } from '../../core/collect-garbage.ts';
 import { firstLineOf } from '../../core/errors.ts';
 import { aboutFile, FileError } from '../../core/file-errors.ts';
 import { makeFolder } from '../../core/make-folder.ts';
@@ -124,8 +125,16 @@ const OPEN_FILES: Set<string> = ((globalThis as Record<symbol, unknown>)[Symbol.
  * REOPEN_WAIT_MS. */
 export const reopenHooks: { afterClose?: (file: string) => Promise<void>; waitMs?: number } = {};
 
+export interface OpenDatabaseOptions {
+  /** Rows committed between two reopenings (REOPEN_AFTER_ROWS); 0: never. */
+  reopenAfterRows?: number;
+  /** A full garbage collection of the JS heap before each checkpoint (collect-garbage.ts). */
+  collectGarbage?: boolean;
+}
+
 /** Opens (creating it, and its folder, if missing) the database file for writing. */
-export async function openDatabase(path: string, reopenAfterRows = REOPEN_AFTER_ROWS): Promise<Database> {
+export async function openDatabase(path: string, opts: OpenDatabaseOptions = {}): Promise<Database> {
+  const { reopenAfterRows = REOPEN_AFTER_ROWS, collectGarbage: collecting = false } = opts;
   const file = resolve(path);
   await makeFolder(dirname(file));
   // The claim names the file whatever path led to it (a symlinked folder, a relative path).
@@ -188,11 +197,17 @@ export async function openDatabase(path: string, reopenAfterRows = REOPEN_AFTER_
     return true;
   };
   /** Closes DuckDB and opens the file again; true when another process had the file meanwhile. */
+  // Done here, asynchronously: closing would otherwise checkpoint on the event loop's thread. A
+  // checkpoint compresses what was appended since the last one, DuckDB's largest need for memory
+  // in a load: the JS heap's garbage is collected first, when asked (the sink's collectGarbage).
+  const checkpoint = async (): Promise<void> => {
+    if (collecting) collectGarbage();
+    await conn.run('CHECKPOINT');
+  };
   const reopenNow = async (): Promise<boolean> => {
     try {
       await pages.end();
-      // Done here, asynchronously: closing would otherwise checkpoint on the event loop's thread.
-      await conn.run('CHECKPOINT');
+      await checkpoint();
     } catch (error) {
       throw new SinkError(`DuckDB could not checkpoint ${file} before opening it again: ${firstLineOf(error)}; ` +
         'the pages committed until then are kept.', { cause: error });
@@ -273,8 +288,7 @@ export async function openDatabase(path: string, reopenAfterRows = REOPEN_AFTER_
       await reopening;
       try {
         await pages.end();
-        // Done here, asynchronously: closing would otherwise checkpoint on the event loop's thread.
-        await conn.run('CHECKPOINT').catch(() => undefined);
+        await checkpoint().catch(() => undefined);
       } finally {
         await shutDown();
       }
