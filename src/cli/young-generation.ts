@@ -4,7 +4,7 @@
 // 120 MB higher than with 8 MB semi-spaces, and used more CPU: docs/cli.md#memory). The flag can
 // only be given when Node starts, so such a command starts Node again in the same process, with
 // the same pid, stdio and environment (process.execve, Node 22.15 and later; the environment with
-// two allocators' settings, see restartEnv): a kill or a signal reaches it as before. A semi-space size
+// MALLOC_ARENA_MAX, see restartEnv): a kill or a signal reaches it as before. A semi-space size
 // the user gave wins; a Node without execve runs as it is.
 import { asksForHelp } from './command.ts';
 
@@ -53,24 +53,17 @@ function namesDescriptor(text: string): boolean {
 }
 
 /**
- * The environment of the second start: the same, with two allocators told to keep less memory
- * freed into them, each unless the user set it (docs/benchmarks.md, a DuckDB sync of 1,000,000
- * rows on Node 22 and 24):
- * - glibc's MALLOC_ARENA_MAX at 1: glibc gives each thread that allocates an arena of its own (up
- *   to 8 a core), and each keeps memory freed into it (8 arenas → 2: 15 MB lower on Node 22,
- *   2 → 1: 5 MB lower, in the same time). Other C libraries ignore it.
- * - DUCKDB_JE_MALLOC_CONF, read by the allocator inside DuckDB's library (jemalloc) as it loads:
- *   pages it freed go back to the system at once, not after 10 s (5 MB lower, in the same time).
+ * The environment of the second start: the same, with glibc's MALLOC_ARENA_MAX at 1 unless the
+ * user set it. glibc gives each thread that allocates an arena of its own (up to 8 a core), and
+ * each keeps memory freed into it: a DuckDB sync of 1,000,000 rows peaked 15 MB lower on Node 22
+ * with 2 arenas than with 8, and 5 MB lower again with 1, in the same time (docs/benchmarks.md).
+ * Other C libraries ignore it.
  */
 export function restartEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const defaults = Object.entries(ALLOCATOR_ENV).filter(([name]) => env[name] === undefined);
-  return defaults.length === 0 ? env : { ...env, ...Object.fromEntries(defaults) };
+  return env.MALLOC_ARENA_MAX === undefined ? { ...env, MALLOC_ARENA_MAX: ARENAS } : env;
 }
 
-const ALLOCATOR_ENV: Readonly<Record<string, string>> = {
-  MALLOC_ARENA_MAX: '1',
-  DUCKDB_JE_MALLOC_CONF: 'dirty_decay_ms:0,muzzy_decay_ms:0',
-};
+const ARENAS = '1';
 
 /** Starts this process again with a smaller young generation when restartArgs says so; returns
  * only when it does not (process.execve does not return). */

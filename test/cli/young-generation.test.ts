@@ -78,15 +78,13 @@ describe('restartArgs', () => {
 });
 
 describe('restartEnv', () => {
-  it('is the environment as it was, with glibc\'s and DuckDB\'s allocator settings, each unless the user set it', () => {
+  it('is the environment as it was, with MALLOC_ARENA_MAX at 1 unless the user set it', () => {
     const env = { PATH: '/bin', LENDER_SUBDOMAIN: 'demo' };
-    const allocators = { MALLOC_ARENA_MAX: '1', DUCKDB_JE_MALLOC_CONF: 'dirty_decay_ms:0,muzzy_decay_ms:0' };
-    assert.deepEqual(restartEnv(env), { ...env, ...allocators });
+    assert.deepEqual(restartEnv(env), { ...env, MALLOC_ARENA_MAX: '1' });
     assert.deepEqual(env, { PATH: '/bin', LENDER_SUBDOMAIN: 'demo' }, 'not changed in place');
-    assert.deepEqual(restartEnv({ ...env, MALLOC_ARENA_MAX: '8' }), { ...env, ...allocators, MALLOC_ARENA_MAX: '8' });
-    assert.deepEqual(restartEnv({ ...env, DUCKDB_JE_MALLOC_CONF: 'narenas:1' }), { ...env, ...allocators, DUCKDB_JE_MALLOC_CONF: 'narenas:1' });
-    const both = { ...env, MALLOC_ARENA_MAX: '4', DUCKDB_JE_MALLOC_CONF: '' };
-    assert.equal(restartEnv(both), both, 'an empty value is a value');
+    assert.deepEqual(restartEnv({ ...env, MALLOC_ARENA_MAX: '8' }), { ...env, MALLOC_ARENA_MAX: '8' });
+    const empty = { ...env, MALLOC_ARENA_MAX: '' };
+    assert.equal(restartEnv(empty), empty, 'an empty value is a value');
   });
 });
 
@@ -104,7 +102,7 @@ describe('a data command of the bin', { timeout: 120_000 }, () => {
     await writeFile(preload, [
       "import { appendFileSync } from 'node:fs';",
       "import { isMainThread } from 'node:worker_threads';",
-      'if (isMainThread) appendFileSync(process.env.YOUNG_LOG, JSON.stringify({ pid: process.pid, execArgv: process.execArgv, arenas: process.env.MALLOC_ARENA_MAX, duckdbAllocator: process.env.DUCKDB_JE_MALLOC_CONF }) + "\\n");',
+      'if (isMainThread) appendFileSync(process.env.YOUNG_LOG, JSON.stringify({ pid: process.pid, execArgv: process.execArgv, arenas: process.env.MALLOC_ARENA_MAX }) + "\\n");',
     ].join('\n'));
   });
   after(async () => {
@@ -122,7 +120,7 @@ describe('a data command of the bin', { timeout: 120_000 }, () => {
     child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const [code] = (await once(child, 'close')) as [number | null];
-    const images = (await readFile(log, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { pid: number; execArgv: string[]; arenas?: string; duckdbAllocator?: string });
+    const images = (await readFile(log, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { pid: number; execArgv: string[]; arenas?: string });
     return { pid: child.pid, code, stdout, stderr, images };
   }
 
@@ -137,9 +135,7 @@ describe('a data command of the bin', { timeout: 120_000 }, () => {
     assert.equal(images[0]!.execArgv.includes(FLAG), false);
     assert.equal(images.at(-1)!.execArgv.includes(FLAG), restarts);
     assert.equal(images[0]!.arenas, undefined);
-    assert.equal(images[0]!.duckdbAllocator, undefined);
     assert.equal(images.at(-1)!.arenas, restarts ? '1' : undefined, 'glibc\'s arenas capped in the second start');
-    assert.equal(images.at(-1)!.duckdbAllocator, restarts ? 'dirty_decay_ms:0,muzzy_decay_ms:0' : undefined, 'and DuckDB\'s allocator told to give freed pages back');
   });
 
   it('reads a password and a CA from bash\'s <(…) pipes (/dev/fd/63, …), each once: sync and export', async () => {
