@@ -1067,7 +1067,10 @@ describe('reopening DuckDB during a load, to give back its memory', () => {
         for (let page = 0; page < 6; page += 1) await sink.commit({ dataset: ds, rows: rows(page * 50, 50), state: state('D07', `p${page}`, true) });
       });
       assert.equal(counts.length, 1, 'the load reopened the file once, before its query');
-      assert.equal((await counts[0]!)[0]!.n, 50n, 'the page committed before the reopening');
+      // The reopening was made by the second page's commit, which goes on once the file is open
+      // again, as the query does: the query may run before that commit ends or after it.
+      const seen = (await counts[0]!)[0]!.n;
+      assert.ok(seen === 50n || seen === 100n, `the page committed before the reopening, perhaps the next: ${String(seen)}`);
       assert.equal((await sink.query('SELECT count(*) AS n FROM d07'))[0]!.n, 300n, 'the reader sees the later commits');
     } finally {
       await sink.close();
