@@ -1,9 +1,10 @@
 // `lender sync --to duckdb:` SIGKILLed at random instants: on a timer, the instant a commit writes
 // the database's write-ahead log (inside the commit of a page and its state), and the instant a
 // checkpoint writes the database (as the sink closes DuckDB to open the file again). After every
-// kill the database opens; at the end every table equals the reference walk: 0 lost, 0 duplicated.
+// kill the database opens; at the end every table equals the reference walk: 0 lost, 0 duplicated,
+// and the file has had more checkpoints than the runs could have made without the reopenings.
 import assert from 'node:assert/strict';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -14,6 +15,20 @@ import {
 import { datasetInfo } from '../../src/core/catalog.ts';
 
 const KILLS = SOAK ? 30 : 20;
+/** LENDER_DUCKDB_REOPEN_ROWS for these runs: DuckDB closed and the file opened again this often. */
+const REOPEN_ROWS = 300;
+
+/** How many checkpoints the database file has had in its life: DuckDB's two database headers (at
+ * 4 and 8 kB, each after an 8-byte checksum) count them, a checkpoint writing the older one, so
+ * after the first they hold n and n - 1. */
+function checkpointsOf(path: string): bigint {
+  const file = readFileSync(path);
+  assert.equal(file.toString('latin1', 8, 12), 'DUCK', 'a DuckDB file');
+  const first = file.readBigUInt64LE(4096 + 8);
+  const second = file.readBigUInt64LE(8192 + 8);
+  assert.equal(first > second ? first - second : second - first, 1n, `DuckDB's headers as this test reads them: ${first}, ${second}`);
+  return first > second ? first : second;
+}
 
 async function query<R>(path: string, sql: string): Promise<R[]> {
   const instance = await DuckDBInstance.create(path, { access_mode: 'READ_ONLY' });
@@ -45,7 +60,7 @@ describe('crash and resume: lender sync --to duckdb: killed with SIGKILL at rand
       args: ['--to', `duckdb:${path}`],
       // DuckDB closed and the file opened again every 300 rows (100,000 by default), so that kills
       // land in those moments too.
-      env: { LENDER_DUCKDB_REOPEN_ROWS: '300' },
+      env: { LENDER_DUCKDB_REOPEN_ROWS: String(REOPEN_ROWS) },
       points: [
         timerKill,
         // A write of the write-ahead log: a commit is in flight.
@@ -69,7 +84,15 @@ describe('crash and resume: lender sync --to duckdb: killed with SIGKILL at rand
       rowIdentity: tableIdentity,
     }, KILLS);
     assert.equal(run.kills, KILLS);
-    ctx.diagnostic(`kills=${run.kills} ${JSON.stringify(run.byPoint)} rows=${run.rows} (final run ${run.finalRows}) over ${DATASETS.length} tables lost=0 duplicated=0 openedAfterKill=${opened}`);
+    // Without the reopenings, a run may checkpoint as it opens a log a kill left, and does as it
+    // closes, which only the final run does: at most kills + 2 in all (1 in a run with them
+    // turned off). The reopenings add one every REOPEN_ROWS rows or so, in a load some 50 times
+    // that: 37 to 43 in all.
+    const checkpoints = checkpointsOf(path);
+    assert.ok(checkpoints > BigInt(run.kills + 2),
+      `${checkpoints} checkpoints over ${run.kills + 1} runs: the load should have closed and opened DuckDB every ${REOPEN_ROWS} rows`);
+    ctx.diagnostic(`kills=${run.kills} ${JSON.stringify(run.byPoint)} rows=${run.rows} (final run ${run.finalRows}) over ${DATASETS.length} tables ` +
+      `lost=0 duplicated=0 openedAfterKill=${opened} checkpoints=${checkpoints}`);
   });
 
   it('printed no password or token', () => {
