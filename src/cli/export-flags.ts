@@ -1,5 +1,5 @@
 // The flags of the export commands (`export`, `sync`): windows, page size, instants, dataset codes.
-import { isDatasetCode, knownCodesText, type DatasetCode } from '../core/catalog.ts';
+import { isDatasetCode, knownCodesText, PAGE_MAX, type DatasetCode } from '../core/catalog.ts';
 import type { ExportOptions } from '../exports/export-stream.ts';
 import { resolveWindowing, toMillis, type WindowOption } from '../exports/windows.ts';
 import { durationFlag, integerFlag } from './args.ts';
@@ -29,7 +29,7 @@ export function readingFlags(
   values: { window?: string; limit?: string; concurrency?: string; unordered?: boolean; 'min-split'?: string },
 ): Pick<ExportOptions, 'window' | 'limit' | 'concurrency' | 'ordered' | 'minSplitSpan'> {
   const window = windowFlag(values.window);
-  const limit = integerFlag(values.limit, '--limit', { max: 1000 });
+  const limit = integerFlag(values.limit, '--limit', { max: PAGE_MAX });
   const concurrency = integerFlag(values.concurrency, '--concurrency', { max: 32 });
   // With one window at a time the pages come in order whatever the flag says: a user who asked
   // for out-of-order delivery wanted the speed of several windows, and is told how to get it.

@@ -1,6 +1,6 @@
 // The options of an export and the dataset it reads: every option, its default and its check in
 // one place. A bad option is a ConfigError when the stream is made, before any request.
-import { datasetInfo } from '../core/catalog.ts';
+import { datasetInfo, PAGE_MAX } from '../core/catalog.ts';
 import { resolveDataset } from '../core/resolve-dataset.ts';
 import { ConfigError } from '../core/errors.ts';
 import type { DatasetRef } from '../core/types.ts';
@@ -128,7 +128,7 @@ export function exportSettings(opts: ExportOptions, dataset: ResolvedDataset): E
   return {
     since: opts.since === undefined ? undefined : normalizeInstant(opts.since, 'since'),
     until: opts.until === undefined ? undefined : normalizeInstant(opts.until, 'until'),
-    limit: parseInteger(opts.limit ?? 1000, 'limit', { min: 1 }),
+    limit: parseInteger(opts.limit ?? PAGE_MAX, 'limit', { min: 1, max: PAGE_MAX }),
     sort: oneOf(opts.sort ?? 'asc', ['asc', 'desc'], 'sort'),
     windowing: resolveWindowing(opts.window, dataset.pathKind),
     origin: normalizeInstant(opts.origin ?? DEFAULT_ORIGIN, 'origin'),

@@ -16,7 +16,8 @@ const NOW = () => new Date('2026-01-01T00:00:00Z');
 test('a bad option is a ConfigError naming it when the stream is made, before any request', () => {
   const bad: [ExportOptions, RegExp][] = [
     [{ prefetch: -1 }, /^prefetch must be/], [{ concurrency: 0 }, /^concurrency must be/], [{ limit: 0 }, /^limit must be/],
-    [{ limit: 2.5 }, /^limit must be/], [{ sort: 'up' as 'asc' }, /^sort must be asc or desc/],
+    [{ limit: 2.5 }, /^limit must be/], [{ limit: 1001 }, /^limit must be a whole number from 1 to 1000, not 1001/],
+    [{ sort: 'up' as 'asc' }, /^sort must be asc or desc/],
     [{ rowIdentity: 'id' as 'key' }, /^rowIdentity must be key or content/], [{ window: 'fortnight' }, /window/],
     [{ minSplitSpan: 'soon' }, /^minSplitSpan must be/], [{ minSplitSpan: 0 }, /^minSplitSpan must be/],
     [{ lookback: 'later' }, /^lookback must be/], [{ since: 'yesterday' }, /since/], [{ until: 'x' }, /until/], [{ origin: 'x' }, /origin/],
