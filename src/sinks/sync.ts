@@ -6,6 +6,7 @@ import { ConfigError, LenderError } from '../core/errors.ts';
 import type { DatasetRef } from '../core/types.ts';
 import { SyncError } from '../exports/errors.ts';
 import { describeDataset, exportPages, type ExportOptions, type ExportStream, type ResolvedDataset } from '../exports/export-stream.ts';
+import { exportSettings } from '../exports/export-options.ts';
 import type { StateStore } from '../exports/state.ts';
 import { ndjsonSink } from './ndjson-sink.ts';
 import { commitInGroups, rowsOf } from './group-commit.ts';
@@ -109,6 +110,20 @@ export async function sync(
   }
 }
 
+/** A bad option is the caller's mistake, the same for every dataset: a ConfigError before any
+ * dataset is read, not a failure of each. A dataset that cannot be named fails on its own. */
+function checkOptions(refs: readonly DatasetRef[], opts: ExportOptions): void {
+  for (const ref of refs) {
+    let resolved: ResolvedDataset;
+    try {
+      resolved = describeDataset(ref);
+    } catch {
+      continue;
+    }
+    exportSettings(opts, resolved);
+  }
+}
+
 async function syncInto(
   api: ServiceApi,
   datasets: readonly DatasetRef[] | undefined,
@@ -118,6 +133,7 @@ async function syncInto(
   const refs = datasets ?? (await availableDatasets(api, opts.signal));
   const { to: _to, out: _out, state: _state, onStream, onCommit, ...given } = opts;
   const exportOptions = { ...given, prefetch: given.prefetch ?? SYNC_PREFETCH };
+  checkOptions(refs, exportOptions);
   const summary: Record<string, DatasetSyncSummary> = {};
   const failures: Record<string, LenderError> = {};
   const board = await sink.leases?.();

@@ -6,6 +6,9 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { memorySink } from '../../examples/memory-sink.ts';
 import { sync } from '../../src/sinks/sync.ts';
+import { ConfigError } from '../../src/core/errors.ts';
+import type { ExportOptions } from '../../src/exports/export-stream.ts';
+import type { Sink } from '../../src/sinks/sink.ts';
 import type { DatasetRef } from '../../src/core/types.ts';
 import { EVERYTHING, plainWalk } from '../helpers/plain-walk.ts';
 import { fixture, type Fixture } from '../exports/helpers.ts';
@@ -24,6 +27,27 @@ describe('a sink of your own (the docs example)', () => {
     const file = readFileSync(new URL('examples/memory-sink.ts', root), 'utf8').replace("from '../src/index.ts'", "from 'lender-streams'");
     assert.ok(page.includes('```ts\n' + file + '```'), 'the example in docs/sinks.md differs from examples/memory-sink.ts');
     assert.ok(file.split('\n').length <= 25, 'the example stays short');
+  });
+
+  it('a bad option is a ConfigError before any dataset is opened, not a failure of each', async () => {
+    const bad: [ExportOptions, RegExp][] = [
+      [{ concurrency: 0 }, /^concurrency must be/], [{ window: 'fortnight' }, /window/], [{ limit: 5000 }, /^limit must be a whole number from 1 to 1000/],
+    ];
+    for (const [opts, message] of bad) {
+      let opened = 0;
+      const sink = memorySink();
+      const counting: Sink = {
+        ...sink,
+        async open(dataset) {
+          opened += 1;
+          return sink.open(dataset);
+        },
+      };
+      await assert.rejects(sync(f.client, ['D07', 'D03'], { to: counting, ...opts }),
+        (error: unknown) => error instanceof ConfigError && message.test(error.message), JSON.stringify(opts));
+      assert.equal(opened, 0, JSON.stringify(opts));
+      assert.equal(sink.tables.size, 0);
+    }
   });
 
   it('loads D07 and D03, stopped after a few pages and resumed: every row once', async () => {
