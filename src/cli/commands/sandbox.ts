@@ -12,7 +12,7 @@ import { envFilePath, exportLines, readRunningEnv, removeEnvFile, writeEnvFile }
 const help = `Usage: lender sandbox [options]
 
 Serve the sandbox service over HTTPS (self-signed certificate made at start) until
-SIGINT/SIGTERM. The first line on stdout is one JSON object:
+SIGINT/SIGTERM, its normal end (exit 0). The first stdout line is one JSON object:
   {"authUrl","baseUrl","caFile","lenders":[{"lender","email","password","lenderPublicId"},...]}
 with the lenders demo and other. Trust caFile as a CA (e.g. curl --cacert <caFile>).
 
