@@ -52,8 +52,9 @@ Output:
   -h, --help            this text
 
 A summary JSON line goes to stdout: {"received","accepted","rejected","rejectedByReason",
-"batches","requests","retries","bytes"}, plus "sourceError" when the input could not be read to
-the end; it comes also when the run fails or is stopped part way. Reasons: invalid (refused by
+"batches","requests","retries","bytes"}, plus "rejectsFile" with --rejects, and "sourceError"
+when the input could not be read to the end; it comes also when the run fails or is stopped
+part way. Reasons: invalid (refused by
 validation, never sent), malformed (not a record: a line that is not JSON or not UTF-8, a value
 that is not an object), server (named in the service's 400), failed (its batch still failed at
 --delivery-timeout or --max-attempts), stopped (held when the run stopped, by Ctrl-C or a
