@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, linkSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -385,6 +385,45 @@ describe('a new database file', () => {
     });
     assert.equal(existsSync(join(folder, linked)), false);
     assert.equal(statSync(path).nlink, 1);
+  });
+});
+
+describe('a file that is not a DuckDB database', () => {
+  test('is refused before DuckDB opens it, and left as it was: CSV, JSON, NDJSON, Parquet, text, empty', async () => {
+    // DuckDB itself opens the data files as an in-memory database with a view of them: a sync
+    // there loaded every row, kept none, and reported success.
+    const folder = join(dir, 'data-files');
+    mkdirSync(folder);
+    const files: Record<string, string> = {
+      'accounts.csv': 'public_id,amount\nA1,10\n', 'rows.json': '[{"public_id":"A1"}]', 'rows.ndjson': '{"public_id":"A1"}\n',
+      'notes.txt': 'not a database', 'empty.duckdb': '',
+    };
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(folder, name), text, { mode: 0o644 });
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const maker = await DuckDBInstance.create(':memory:');
+    const parquet = join(folder, 'rows.parquet');
+    try {
+      const conn = await maker.connect();
+      await conn.run(`COPY (SELECT 'A1' AS public_id, 10 AS amount) TO '${parquet}' (FORMAT parquet)`);
+      conn.closeSync();
+    } finally {
+      maker.closeSync();
+    }
+    chmodSync(parquet, 0o644);
+    for (const name of [...Object.keys(files), 'rows.parquet']) {
+      const path = join(folder, name);
+      const before = readFileSync(path);
+      const sink = duckdbSink({ path });
+      try {
+        await assert.rejects(sink.open(dataset('D07')), (error: unknown) => error instanceof SinkError &&
+          error.message === `${path} exists but is not a DuckDB database; choose another path for the sync.`, name);
+      } finally {
+        await sink.close();
+      }
+      assert.deepEqual(readFileSync(path), before, `${name} is unchanged`);
+      assert.equal(statSync(path).mode & 0o777, 0o644, `${name} keeps its mode`);
+    }
+    assert.deepEqual(readdirSync(folder).sort(), [...Object.keys(files), 'rows.parquet'].sort(), 'no log, temporary folder or new file beside them');
   });
 });
 

@@ -6,7 +6,7 @@
 // @duckdb/node-api is imported only here, lazily: importing the library never loads native code.
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { closeSync, existsSync, fchmodSync, openSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
-import { chmod, link, mkdir, mkdtemp, realpath, rm, stat } from 'node:fs/promises';
+import { chmod, link, mkdir, mkdtemp, open, realpath, rm, stat } from 'node:fs/promises';
 import { totalmem } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -149,6 +149,7 @@ export async function openDatabase(path: string, opts: OpenDatabaseOptions = {})
     // removal left a folder holding a second link to the database.
     await removeOrphanNewDirs(file);
     if (!existsSync(file)) await createPrivately(file);
+    else await refuseOtherFiles(file);
     opened = await connect(file, await createInstance(file, memoryMb, ceiling));
     await makePrivate(file);
     await makePrivate(walOf(file));
@@ -405,10 +406,31 @@ export function openError(file: string, error: unknown): Error {
     const pid = /\(PID (\d+)\)/.exec(message)?.[1];
     return new DuckDbLockedError(file, { thisProcess: false, pid: pid === undefined ? undefined : Number(pid) }, { cause: error });
   }
-  if (message.includes('not a valid DuckDB database file')) {
-    return new SinkError(`${file} exists but is not a DuckDB database; choose another path for the sync.`, { cause: error });
-  }
+  if (message.includes('not a valid DuckDB database file')) return notADatabase(file, error);
   return new SinkError(`DuckDB could not open ${file}: ${message}`, { cause: error });
+}
+
+function notADatabase(file: string, cause?: unknown): SinkError {
+  return new SinkError(`${file} exists but is not a DuckDB database; choose another path for the sync.`, { cause });
+}
+
+/**
+ * Refuses a file that is not a DuckDB database before DuckDB opens it (or this module makes it
+ * owner-only): DuckDB opens a CSV, JSON or Parquet file as an in-memory database with a view of
+ * it, where a sync would load every row, keep none, and report success. DuckDB's files carry
+ * "DUCK" 8 bytes in, after a checksum.
+ */
+async function refuseOtherFiles(file: string): Promise<void> {
+  const head = Buffer.alloc(12);
+  const { bytesRead } = await aboutFile('read', file, async () => {
+    const handle = await open(file, 'r');
+    try {
+      return await handle.read(head, 0, head.length, 0);
+    } finally {
+      await handle.close();
+    }
+  });
+  if (bytesRead < head.length || head.toString('latin1', 8, 12) !== 'DUCK') throw notADatabase(file);
 }
 
 /** link() refused by a filesystem without hard links (FAT, many network and FUSE ones). */
