@@ -232,7 +232,8 @@ export class LenderSession {
    * The rows print as a table, and are shown as an HTML table in a notebook.
    */
   sql = async (query: string, opts: SqlOptions = {}): Promise<QueryResult> => {
-    const result = await runSql(query, opts);
+    const signal = this.#signal(opts.signal);
+    const result = await runSql(query, { ...opts, ...(signal !== undefined && { signal }) });
     notebookDisplay()?.html(result.html());
     return result;
   };

@@ -15,6 +15,8 @@ import { formatTable } from './table.ts';
 export interface SqlOptions {
   /** The DuckDB file. Default ./lender.duckdb, the default of `lender sync`. */
   database?: string;
+  /** Stops the query (an AbortError). In the REPL, Ctrl-C does. */
+  signal?: AbortSignal;
 }
 
 /** Rows of a query: an Array (map/filter/length work) that prints as a table. */
@@ -73,7 +75,7 @@ export async function runSql(query: string, opts: SqlOptions = {}): Promise<Quer
   const { duckdbSink } = await import('../sinks/duckdb-sink.ts');
   const sink = duckdbSink({ path });
   try {
-    const rows = await sink.query(query);
+    const rows = await sink.query(query, opts.signal === undefined ? {} : { signal: opts.signal });
     return QueryResult.create(Object.keys(rows[0] ?? {}), rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, plainValue(v)]))));
   } finally {
     await sink.close();

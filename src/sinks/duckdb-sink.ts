@@ -7,6 +7,8 @@
 // DuckDB's appender, and rows of stored ones are staged and merged (sql.ts mergeSql).
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { abortErrorFrom } from '../core/abort.ts';
 import { ConfigError, firstLineOf } from '../core/errors.ts';
 import { withField } from '../core/own-fields.ts';
 import type { ExportRow } from '../core/types.ts';
@@ -61,9 +63,10 @@ export interface DuckDbSink extends Sink {
   /**
    * Runs SQL on the database through a connection of its own (it sees committed rows only) and
    * returns the rows as objects (BIGINT and HUGEINT as bigint, timestamps as Date). Opens the
-   * database if it is not open; close() closes it.
+   * database if it is not open; close() stops queries still running and closes it. `signal`
+   * stops the query (an AbortError).
    */
-  query(sql: string): Promise<Record<string, unknown>[]>;
+  query(sql: string, opts?: { signal?: AbortSignal }): Promise<Record<string, unknown>[]>;
 }
 
 /**
@@ -86,6 +89,19 @@ export interface DuckDbSink extends Sink {
 export function duckdbSink(opts: DuckDbSinkOptions): DuckDbSink {
   return new DuckDbStore(opts);
 }
+
+/** Stops the connection's statement: the query it runs then fails, as Interrupted. DuckDB
+ * forgets an interrupt that comes before the statement starts, so it is sent again until
+ * `running` settles. (Queries share the connection: one queued behind it may be stopped too.) */
+async function interruptUntilSettled(conn: DuckDBConnection, running: Promise<unknown>): Promise<void> {
+  let settled = false;
+  const done = running.then(() => (settled = true), () => (settled = true));
+  while (!settled) {
+    conn.interrupt();
+    await Promise.race([done, delay(INTERRUPT_AGAIN_MS, undefined, { ref: false })]);
+  }
+}
+const INTERRUPT_AGAIN_MS = 50;
 
 /** A dataset's table as this run knows it. */
 interface Table {
@@ -120,6 +136,10 @@ class DuckDbStore implements DuckDbSink {
   /** Something other than a SELECT ran through query(): the writer's open transaction began
    * before it, so the next commit begins a new one. */
   #queried = false;
+  /** query() calls not settled yet. */
+  readonly #queries = new Set<Promise<unknown>>();
+  /** close() is stopping the queries still running. */
+  #stopping = false;
 
   constructor(opts: DuckDbSinkOptions) {
     const reopen = opts.reopenAfterRows ?? REOPEN_AFTER_ROWS;
@@ -207,11 +227,34 @@ class DuckDbStore implements DuckDbSink {
     this.#tell(dataset, table, creating, columns.length, change);
   }
 
-  async query(sql: string): Promise<Record<string, unknown>[]> {
-    const db = await this.#database();
-    const reader = await db.reader();
+  async query(sql: string, opts: { signal?: AbortSignal } = {}): Promise<Record<string, unknown>[]> {
+    const running = this.#query(sql, opts.signal);
+    this.#queries.add(running);
     try {
-      const result = await reader.runAndReadAll(sql);
+      return await running;
+    } finally {
+      this.#queries.delete(running);
+    }
+  }
+
+  async #query(sql: string, signal: AbortSignal | undefined): Promise<Record<string, unknown>[]> {
+    if (signal?.aborted) throw abortErrorFrom(signal);
+    let db: Database;
+    let reader: DuckDBConnection;
+    try {
+      db = await this.#database();
+      reader = await db.reader();
+    } catch (error) {
+      throw error instanceof SinkError ? error
+        : new SinkError(`DuckDB could not open ${this.target} for the query: ${firstLineOf(error)}`, { cause: error });
+    }
+    // Aborted while the database opened: the listener below would never hear of it.
+    if (signal?.aborted) throw abortErrorFrom(signal);
+    const running = reader.runAndReadAll(sql);
+    const interrupt = () => void interruptUntilSettled(reader, running);
+    signal?.addEventListener('abort', interrupt, { once: true });
+    try {
+      const result = await running;
       // Rows made here, not by getRowObjectsJS: a column named __proto__ is a field of them.
       const names = result.columnNames();
       return result.getRowsJS().map((values) => {
@@ -220,14 +263,17 @@ class DuckDbStore implements DuckDbSink {
         return row;
       });
     } catch (error) {
+      if (signal?.aborted) throw abortErrorFrom(signal);
+      if (this.#stopping) throw new SinkError(`The query on ${this.target} was stopped: the sink was closed while it ran.`, { cause: error });
       // A SELECT refused for want of memory (one over large values, say) changed nothing: it
       // runs again with twice the limit.
       if (isShortOfMemory(error) && !firstLineOf(error).startsWith('FATAL') && (await isOneSelect(reader, sql)) &&
         (await db.fitMemory(db.memoryMb * 2).catch(() => false))) {
-        return this.query(sql);
+        return this.#query(sql, signal);
       }
       throw new SinkError(`DuckDB could not run the query on ${this.target}: ${firstLineOf(error)}`, { cause: error });
     } finally {
+      signal?.removeEventListener('abort', interrupt);
       // Anything but one SELECT may have written rows the key sets do not know: they are read
       // again from the tables at the next commit, in a transaction begun after this.
       if (!(await isOneSelect(reader, sql))) {
@@ -321,6 +367,19 @@ class DuckDbStore implements DuckDbSink {
     this.#closing = false;
     this.#tables.clear();
     const db = await opening?.catch(() => undefined);
+    // A connection closed under a running statement leaves its promise unsettled for good: the
+    // queries still running are stopped, and have failed, before DuckDB is closed.
+    if (db !== undefined && this.#queries.size > 0) {
+      this.#stopping = true;
+      try {
+        const reader = await db.reader().catch(() => undefined);
+        const queries = Promise.allSettled([...this.#queries]);
+        if (reader !== undefined) await interruptUntilSettled(reader, queries);
+        await queries;
+      } finally {
+        this.#stopping = false;
+      }
+    }
     await db?.close();
   }
 

@@ -113,9 +113,21 @@ describe('lender repl --sandbox on a pseudo-terminal', () => {
       d.write(`await count('D07')\r`);
       await d.waitFor(/D07: 1,000 rows/, 'a call after the interrupt');
 
+      // Ctrl-C stops a query too (DuckDB interrupts it); the database answers the next one.
+      d.write(`(await sync(['D07'], { to: 'duckdb:q.duckdb' })).datasets.D07.rows\r`);
+      await d.waitFor(/\n1000\r?\n[\s\S]*?lender> /, 'the sync into q.duckdb');
+      d.write(`await sql('SELECT count(*) AS n FROM range(1000000000000)', { database: 'q.duckdb' })\r`);
+      await d.waitFor(/range\(1000000000000\)[^\n]*\n/, 'the echo of the endless query');
+      d.write('\x03');
+      await d.waitFor(/Interrupted[^\n]*\n/, 'the interrupt message for the query');
+      d.write(`(await sql('SELECT count(*) AS n FROM d07', { database: 'q.duckdb' }))[0].n\r`);
+      await d.waitFor(/\n1000\r?\n[\s\S]*?lender> /, 'a query after the interrupt');
+
       d.write('.exit\r');
       assert.equal(await d.exited(), 0);
-      checkHistory(historyFile, password, ["await rows('D07', {limit: 3})", '.datasets', '.whoami', "await count('D07')", '.exit']);
+      checkHistory(historyFile, password, ["await rows('D07', {limit: 3})", '.datasets', '.whoami', "await count('D07')",
+        "(await sync(['D07'], { to: 'duckdb:q.duckdb' })).datasets.D07.rows", "await sql('SELECT count(*) AS n FROM range(1000000000000)', { database: 'q.duckdb' })",
+        "(await sql('SELECT count(*) AS n FROM d07', { database: 'q.duckdb' }))[0].n", '.exit']);
     } finally {
       d.kill();
     }

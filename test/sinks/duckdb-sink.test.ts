@@ -997,6 +997,42 @@ describe('lock', () => {
 
 // ---------------------------------------------------------------- reopening
 
+describe('queries', () => {
+  // Hours on one thread: it ends only when stopped.
+  const ENDLESS = 'SELECT count(*) AS n FROM range(1000000000000)';
+
+  test('close() stops a query still running, at once or after it started: the query fails with a SinkError, close() ends', async () => {
+    for (const waitMs of [0, 200]) {
+      const path = newFile();
+      const sink = duckdbSink({ path });
+      const query = sink.query(ENDLESS).then(() => undefined, (error: unknown) => error);
+      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+      await sink.close();
+      const error = await query;
+      assert.ok(error instanceof SinkError, String(error));
+      assert.equal(error.message, `The query on ${path} was stopped: the sink was closed while it ran.`);
+      assert.deepEqual(readdirSync(dirname(path)), ['lender.duckdb'], 'closed: no log or temporary folder left');
+    }
+  });
+
+  test('a query stopped by its signal fails with an AbortError, however soon; the sink answers the next one', async () => {
+    await withSink({ path: newFile() }, async (sink) => {
+      const stopped = new AbortController();
+      stopped.abort(new Error('never mind'));
+      await assert.rejects(sink.query(ENDLESS, { signal: stopped.signal }), { name: 'AbortError' });
+      for (const waitMs of [0, 200]) {
+        const stop = new AbortController();
+        const query = sink.query(ENDLESS, { signal: stop.signal });
+        if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+        stop.abort(new Error('Ctrl-C'));
+        await assert.rejects(query, (error: unknown) => error instanceof Error && error.name === 'AbortError' &&
+          (error.cause as Error | undefined)?.message === 'Ctrl-C');
+      }
+      assert.deepEqual(await sink.query('SELECT 42 AS answer'), [{ answer: 42 }]);
+    });
+  });
+});
+
 describe('reopening DuckDB during a load, to give back its memory', () => {
   /** Counts DuckDB's opens of files in this process (the sink's own, queries included). */
   async function countingOpens<T>(use: (opens: () => number) => Promise<T>): Promise<T> {
@@ -1179,10 +1215,16 @@ describe('reopening DuckDB during a load, to give back its memory', () => {
     try {
       await sink.open(ds);
       await sink.commit({ dataset: ds, rows: rows(0, 50), state: state('D07', 'p0', true) });
+      let query: Promise<unknown> | undefined;
       await withHook(async (file) => {
         holder ??= await foreignHolder(file);
+        // Asked for while the file is closed: it waits for the reopening, which fails.
+        query ??= sink.query('SELECT count(*) AS n FROM d07').then(() => undefined, (e: unknown) => e);
       }, async () => {
         const error = await sink.commit({ dataset: ds, rows: rows(50, 50), state: state('D07', 'p1', true) }).then(() => undefined, (e: unknown) => e);
+        const refused = await query;
+        assert.ok(refused instanceof SinkError, String(refused));
+        assert.equal(refused.message, `DuckDB closed ${path} before the query could run; run it again.`);
         assert.ok(error instanceof DuckDbLockedError, String(error));
         assert.equal(error.message, `${path}: another process (pid ${holder!.pid}) opened it while this run had it closed for a moment to give back ` +
           "DuckDB's memory, and still had it 0.3 s later; the pages committed until then are kept: run again once that process is done.");

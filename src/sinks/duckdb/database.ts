@@ -248,6 +248,8 @@ export async function openDatabase(path: string, opts: OpenDatabaseOptions = {})
       // Set before any await: no reopening begins once a query asked for it.
       reader ??= (async () => {
         await reopening;
+        // Shut down meanwhile: by close(), or by a reopening that could not open the file again.
+        if (closed) throw new SinkError(`DuckDB closed ${file} before the query could run; run it again.`);
         return db.connect();
       })().catch((error: unknown) => {
         reader = undefined;
