@@ -50,7 +50,7 @@ test('a read-only folder: sync into NDJSON, sync into DuckDB and export --state 
     [['sync', '--datasets', 'D07', '--to', `ndjson:${readOnly}/out`], `lender sync: cannot create the folder ${readOnly}/out: read-only file system (EROFS)`],
     [['sync', '--datasets', 'D07', '--to', `ndjson:${readOnly}`], `lender sync: cannot create the lock file ${readOnly}/.lender-state.json.lock: read-only file system (EROFS)`],
     [['sync', '--datasets', 'D07', '--to', `duckdb:${readOnly}/sub/lender.duckdb`], `lender sync: cannot create the folder ${readOnly}/sub: read-only file system (EROFS)`],
-    [['sync', '--datasets', 'D07', '--to', `duckdb:${readOnly}/lender.duckdb`], `lender sync: cannot create ${readOnly}/lender.duckdb: read-only file system (EROFS)`],
+    [['sync', '--datasets', 'D07', '--to', `duckdb:${readOnly}/lender.duckdb`], `lender sync: cannot create the lock file ${readOnly}/lender.duckdb.lock: read-only file system (EROFS)`],
     [['export', 'D07', '--state', `${readOnly}/d07.json`], `lender export: cannot create the lock file ${readOnly}/d07.json.lock: read-only file system (EROFS)`],
   ];
   for (const [args, line] of cases) {

@@ -1241,6 +1241,36 @@ describe('reopening DuckDB during a load, to give back its memory', () => {
     assert.deepEqual(readdirSync(dirname(path)).sort(), ['lender.duckdb']);
   });
 
+  test('another run of this library that comes while the file is closed is refused at once, by the run\'s lock file', async () => {
+    const path = newFile();
+    const sink = duckdbSink({ path, reopenAfterRows: 50 });
+    let answer: string | undefined;
+    try {
+      await sink.open(ds);
+      await sink.commit({ dataset: ds, rows: rows(0, 50), state: state('D07', 'p0', true) });
+      await withHook(async (file) => {
+        if (answer !== undefined) return;
+        assert.equal(statSync(`${file}.lock`).mode & 0o777, 0o600, 'the lock file, held while DuckDB is closed');
+        const script = `const { duckdbSink } = await import(${JSON.stringify(SINK_MODULE)});
+          const sink = duckdbSink({ path: ${JSON.stringify(file)} });
+          const said = await sink.lock().then(() => 'got the file', (e) => e.name + ': ' + e.message);
+          await sink.close();
+          process.stdout.write(said + '\\n');`;
+        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+        [answer] = await once(createInterface({ input: child.stdout! }), 'line') as [string];
+        await once(child, 'exit');
+      }, async () => {
+        await sink.commit({ dataset: ds, rows: rows(50, 50), state: state('D07', 'p1', true) });
+      });
+      assert.equal(answer, `DuckDbLockedError: ${path} is open in another process (pid ${process.pid}): a DuckDB file has one writer at a time; ` +
+        'wait for that run to end, or sync into another file.');
+      assert.equal((await sink.query('SELECT count(*) AS n FROM d07'))[0]!.n, 100n);
+    } finally {
+      await sink.close();
+    }
+    assert.deepEqual(readdirSync(dirname(path)).sort(), ['lender.duckdb'], 'the lock file is gone with the run');
+  });
+
   test('reopen() waits while another program has the file, and names it when it keeps the file', async () => {
     const { reopen } = await import('../../src/sinks/duckdb/database.ts');
     const path = newFile();

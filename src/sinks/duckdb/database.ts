@@ -7,7 +7,7 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { closeSync, existsSync, fchmodSync, openSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
 import { chmod, link, mkdir, mkdtemp, open, realpath, rm, stat } from 'node:fs/promises';
-import { totalmem } from 'node:os';
+import { hostname, totalmem } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { collectGarbage } from '../../core/collect-garbage.ts';
@@ -16,6 +16,7 @@ import { aboutFile, FileError } from '../../core/file-errors.ts';
 import { makeFolder } from '../../core/make-folder.ts';
 import { PRIVATE_MODE } from '../../core/private-files.ts';
 import { processAlive } from '../../exports/lock-holder.ts';
+import { acquireStateLock, StateLockedError, type StateLock } from '../../exports/state-lock.ts';
 import { siblingsMatching } from '../../exports/temp-siblings.ts';
 import { SinkError } from '../errors.ts';
 import { stateTableSql } from './sql.ts';
@@ -142,9 +143,11 @@ export async function openDatabase(path: string, opts: OpenDatabaseOptions = {})
   if (OPEN_FILES.has(claim)) throw new DuckDbLockedError(file, { thisProcess: true });
   OPEN_FILES.add(claim);
   let opened: Opened | undefined;
+  let runLock: StateLock | undefined;
   let memoryMb = MIN_MEMORY_MB;
   const ceiling = memoryCeilingMb();
   try {
+    runLock = await lockRun(file);
     // At every open, not only when making a file: a process killed between the link and the
     // removal left a folder holding a second link to the database.
     await removeOrphanNewDirs(file);
@@ -159,6 +162,7 @@ export async function openDatabase(path: string, opts: OpenDatabaseOptions = {})
   } catch (error) {
     opened?.conn.closeSync();
     opened?.instance.closeSync();
+    await runLock?.release();
     OPEN_FILES.delete(claim);
     if (error instanceof SinkError) throw error;
     throw new SinkError(error instanceof FileError ? error.message : `DuckDB could not open ${file}: ${firstLineOf(error)}`, { cause: error });
@@ -236,6 +240,7 @@ export async function openDatabase(path: string, opts: OpenDatabaseOptions = {})
     }
     removeEmptyLog(file);
     removeEmptyTempDir(file);
+    await runLock!.release();
     OPEN_FILES.delete(claim);
   };
 
@@ -410,6 +415,24 @@ export function openError(file: string, error: unknown): Error {
   }
   if (message.includes('not a valid DuckDB database file')) return notADatabase(file, error);
   return new SinkError(`DuckDB could not open ${file}: ${message}`, { cause: error });
+}
+
+/**
+ * One run of this library at a time per file, also in the moments a reopening lets go of
+ * DuckDB's own lock (where a second run would otherwise get in, and the two load in turns):
+ * `<file>.lock` names the holder, and one whose process is gone on this host is taken over
+ * (state-lock.ts). Other programs (DuckDB's shell) know only DuckDB's lock.
+ */
+async function lockRun(file: string): Promise<StateLock> {
+  try {
+    return await acquireStateLock(`${file}.lock`, file);
+  } catch (error) {
+    if (!(error instanceof StateLockedError)) throw error;
+    const holder = error.holder;
+    const here = holder !== undefined && holder.host === hostname();
+    // A holder on this host is named as DuckDB's refusal names one; the others as the lock says.
+    throw new DuckDbLockedError(file, { thisProcess: false, pid: holder?.pid }, { cause: error, ...(!here && { message: error.message }) });
+  }
 }
 
 function notADatabase(file: string, cause?: unknown): SinkError {
