@@ -87,7 +87,7 @@ describe('crash and resume: lender sync --to duckdb: killed with SIGKILL at rand
     // Without the reopenings, a run may checkpoint as it opens a log a kill left, and does as it
     // closes, which only the final run does: at most kills + 2 in all (1 in a run with them
     // turned off). The reopenings add one every REOPEN_ROWS rows or so, in a load some 50 times
-    // that: 37 to 43 in all.
+    // that: 37 to 45 in all.
     const checkpoints = checkpointsOf(path);
     assert.ok(checkpoints > BigInt(run.kills + 2),
       `${checkpoints} checkpoints over ${run.kills + 1} runs: the load should have closed and opened DuckDB every ${REOPEN_ROWS} rows`);
