@@ -369,7 +369,8 @@ class DuckDbStore implements DuckDbSink {
     const db = await opening?.catch(() => undefined);
     // A connection closed under a running statement leaves its promise unsettled for good: the
     // queries still running are stopped, and have failed, before DuckDB is closed.
-    if (db !== undefined && this.#queries.size > 0) {
+    await db?.close(async () => {
+      if (this.#queries.size === 0) return;
       this.#stopping = true;
       try {
         const reader = await db.reader().catch(() => undefined);
@@ -379,8 +380,7 @@ class DuckDbStore implements DuckDbSink {
       } finally {
         this.#stopping = false;
       }
-    }
-    await db?.close();
+    });
   }
 
   #tell(dataset: SinkDataset, table: Table, created: boolean, columnCount: number, change: ShapeChange): void {

@@ -1015,6 +1015,24 @@ describe('queries', () => {
     }
   });
 
+  test('a sink that opens the file while another sink of this process is closing it waits for that close', async () => {
+    // What the REPL does after Ctrl-C stopped sql(): the stopped call's sink is still closing
+    // when the next call opens the file.
+    const path = newFile();
+    const first = duckdbSink({ path });
+    const query = first.query(ENDLESS).then(() => undefined, (error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closing = first.close();
+    const second = duckdbSink({ path });
+    try {
+      assert.deepEqual(await second.query('SELECT 42 AS answer'), [{ answer: 42 }]);
+      assert.ok(await query instanceof SinkError);
+      await closing;
+    } finally {
+      await second.close();
+    }
+  });
+
   test('a query stopped by its signal fails with an AbortError, however soon; the sink answers the next one', async () => {
     await withSink({ path: newFile() }, async (sink) => {
       const stopped = new AbortController();

@@ -65,8 +65,9 @@ export interface Database {
    * closed (the pages committed are in it).
    */
   reopenIfDue(): Promise<{ sharedMeanwhile: boolean }>;
-  /** Checkpoints (so the file holds everything and the log is gone) and closes. */
-  close(): Promise<void>;
+  /** Checkpoints (so the file holds everything and the log is gone) and closes; `before` runs
+   * first, while a sink of this process that opens the file waits for the close to end. */
+  close(before?: () => Promise<void>): Promise<void>;
 }
 
 // One thread: pages are small, and DuckDB's worker threads only add hand-offs (and memory) to
@@ -120,7 +121,12 @@ function memoryCeilingMb(): number {
 }
 
 // Shared by every copy of this module a process may load (sources and build alike).
-const OPEN_FILES: Set<string> = ((globalThis as Record<symbol, unknown>)[Symbol.for('lender-streams.duckdb-open-files')] ??= new Set<string>()) as Set<string>;
+// A file's entry is OPEN while a sink has it, and the promise of its close once one began: a sink
+// of this process that opens the file meanwhile (the REPL's next call, after Ctrl-C stopped one)
+// waits for that close, where an open file refuses it.
+const OPEN = 'open';
+const OPEN_FILES: Map<string, typeof OPEN | Promise<void>> = ((globalThis as Record<symbol, unknown>)[Symbol.for('lender-streams.duckdb-open-files.2')] ??=
+  new Map<string, typeof OPEN | Promise<void>>()) as Map<string, typeof OPEN | Promise<void>>;
 
 /** For tests: `afterClose` runs while a reopening has DuckDB closed; `waitMs` replaces
  * REOPEN_WAIT_MS. */
@@ -140,8 +146,11 @@ export async function openDatabase(path: string, opts: OpenDatabaseOptions = {})
   await makeFolder(dirname(file));
   // The claim names the file whatever path led to it (a symlinked folder, a relative path).
   const claim = join(await realpath(dirname(file)), basename(file));
-  if (OPEN_FILES.has(claim)) throw new DuckDbLockedError(file, { thisProcess: true });
-  OPEN_FILES.add(claim);
+  for (let held = OPEN_FILES.get(claim); held !== undefined; held = OPEN_FILES.get(claim)) {
+    if (held === OPEN) throw new DuckDbLockedError(file, { thisProcess: true });
+    await held;
+  }
+  OPEN_FILES.set(claim, OPEN);
   let opened: Opened | undefined;
   let runLock: StateLock | undefined;
   let memoryMb = MIN_MEMORY_MB;
@@ -290,15 +299,19 @@ export async function openDatabase(path: string, opts: OpenDatabaseOptions = {})
         reopening = undefined;
       }
     },
-    async close() {
+    async close(before) {
       if (closed) return;
       closed = true;
-      await reopening;
+      let closedNow!: () => void;
+      OPEN_FILES.set(claim, new Promise<void>((resolve) => (closedNow = resolve)));
       try {
+        await before?.();
+        await reopening;
         await pages.end();
         await checkpoint().catch(() => undefined);
       } finally {
         await shutDown();
+        closedNow();
       }
     },
   };
