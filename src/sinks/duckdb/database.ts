@@ -123,7 +123,7 @@ function memoryCeilingMb(): number {
 // Shared by every copy of this module a process may load (sources and build alike).
 // A file's entry is OPEN while a sink has it, and the promise of its close once one began: a sink
 // of this process that opens the file meanwhile (the REPL's next call, after Ctrl-C stopped one)
-// waits for that close, where an open file refuses it.
+// waits for that close, where an open file refuses it. (".2": its entries were once bare names.)
 const OPEN = 'open';
 const OPEN_FILES: Map<string, typeof OPEN | Promise<void>> = ((globalThis as Record<symbol, unknown>)[Symbol.for('lender-streams.duckdb-open-files.2')] ??=
   new Map<string, typeof OPEN | Promise<void>>()) as Map<string, typeof OPEN | Promise<void>>;
