@@ -952,7 +952,8 @@ describe('lock', () => {
     const two = duckdbSink({ path });
     const outer = await one.lock();
     const inner = await one.lock();
-    const refused = (e: unknown) => e instanceof DuckDbLockedError && e.message.startsWith(`${path} is already open`) && !e.message.includes('\n');
+    const refused = (e: unknown) => e instanceof DuckDbLockedError && !e.message.includes('\n') && e.message === `${path} is already open in this process ` +
+      '(a sync or query still running, or a DuckDB sink not closed); wait for it to end, or close that sink, before opening the file again.';
     await assert.rejects(two.lock(), refused);
     await one.close();
     await one.close();

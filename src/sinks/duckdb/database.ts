@@ -31,7 +31,8 @@ export class DuckDbLockedError extends SinkError {
   /** `options.message`: the refusal in other words (one that happened in the middle of a load). */
   constructor(path: string, holder: DuckDbLockedError['holder'], options: { cause?: unknown; message?: string } = {}) {
     super(options.message ?? (holder.thisProcess
-      ? `${path} is already open by another DuckDB sink of this process; close that sink before opening the file again.`
+      ? `${path} is already open in this process (a sync or query still running, or a DuckDB sink not closed); ` +
+        'wait for it to end, or close that sink, before opening the file again.'
       : `${path} is open in another process${holder.pid === undefined ? '' : ` (pid ${holder.pid})`}: a DuckDB file has ` +
         'one writer at a time; wait for that run to end, or sync into another file.'),
     { cause: options.cause });
