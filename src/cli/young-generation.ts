@@ -57,8 +57,7 @@ function namesDescriptor(text: string): boolean {
  * user set it. glibc gives each thread that allocates an arena of its own (up to 8 a core), and
  * each keeps memory freed into it: a DuckDB sync of 1,000,000 rows peaked 15 MB lower on Node 22
  * with 2 arenas than with 8, and on Node 24 5 MB lower again with 1, in the same time
- * (docs/benchmarks.md).
- * Other C libraries ignore it.
+ * (docs/benchmarks.md). Other C libraries ignore it.
  */
 export function restartEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return env.MALLOC_ARENA_MAX === undefined ? { ...env, MALLOC_ARENA_MAX: ARENAS } : env;

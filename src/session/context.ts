@@ -19,6 +19,7 @@ import { countRows, codeOf, type CountOptions } from './count.ts';
 import { pushRecords, flagRecords, type RecordSource } from './writes.ts';
 import { CatalogView, Count, PageSummary, RowList, WriteResult } from './results.ts';
 import { describeDataset, type Description, type DescribeOptions } from './describe.ts';
+import { inTurn } from './file-turns.ts';
 import { htmlTable } from './html.ts';
 import { notebookDisplay } from './notebook.ts';
 import { runSql, type QueryResult, type SqlOptions } from './sql.ts';
@@ -202,18 +203,23 @@ export class LenderSession {
     // Neither `to` nor `out`: the DuckDB file `lender sync` and sql() use.
     const { state: stateOption, to: toOption = opts.out === undefined ? `duckdb:${DEFAULT_DUCKDB_FILE}` : undefined, ...rest } = opts;
     const state = typeof stateOption === 'string' ? fileState(stateOption) : stateOption;
-    const to = typeof toOption === 'string' ? await openSink(parseSinkSpec(toOption), state !== undefined ? { state } : {}) : toOption;
-    try {
-      const summary = await syncDatasets(this.#client, list, {
-        ...rest,
-        ...(to !== undefined ? { to } : {}),
-        ...(state !== undefined ? { state } : {}),
-        signal: this.#signal(opts.signal),
-      });
-      return new SyncResult(summary);
-    } finally {
-      if (typeof toOption === 'string') await to?.close();
-    }
+    const spec = typeof toOption === 'string' ? parseSinkSpec(toOption) : undefined;
+    const load = async (): Promise<SyncResult> => {
+      const to = typeof toOption === 'string' ? await openSink(spec!, state !== undefined ? { state } : {}) : toOption;
+      try {
+        const summary = await syncDatasets(this.#client, list, {
+          ...rest,
+          ...(to !== undefined ? { to } : {}),
+          ...(state !== undefined ? { state } : {}),
+          signal: this.#signal(opts.signal),
+        });
+        return new SyncResult(summary);
+      } finally {
+        if (spec !== undefined) await to?.close();
+      }
+    };
+    // A DuckDB file the session opens takes turns with its other calls on it (file-turns.ts).
+    return spec?.kind === 'duckdb' ? inTurn(spec.path, load) : load();
   };
 
   /**
@@ -232,8 +238,7 @@ export class LenderSession {
    * The rows print as a table, and are shown as an HTML table in a notebook.
    */
   sql = async (query: string, opts: SqlOptions = {}): Promise<QueryResult> => {
-    const signal = this.#signal(opts.signal);
-    const result = await runSql(query, { ...opts, ...(signal !== undefined && { signal }) });
+    const result = await runSql(query, { ...opts, signal: this.#signal(opts.signal) });
     notebookDisplay()?.html(result.html());
     return result;
   };

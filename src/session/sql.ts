@@ -7,6 +7,7 @@ import { inspect } from 'node:util';
 import { counted } from '../core/counted.ts';
 import { ConfigError } from '../core/errors.ts';
 import { DEFAULT_DUCKDB_FILE } from '../sinks/sink-spec.ts';
+import { inTurn } from './file-turns.ts';
 import { htmlTable } from './html.ts';
 import { notebookDisplay } from './notebook.ts';
 import { formatTable } from './table.ts';
@@ -68,16 +69,18 @@ function plainValue(value: unknown): unknown {
 export async function runSql(query: string, opts: SqlOptions = {}): Promise<QueryResult> {
   if (typeof query !== 'string' || query.trim() === '') throw new ConfigError('sql() needs a query, e.g. sql("SELECT count(*) FROM d07")');
   const path = resolve(opts.database ?? DEFAULT_DUCKDB_FILE);
-  // Opening a missing file would create an empty database: say what to do instead.
-  if (!existsSync(path)) {
-    throw new ConfigError(`There is no DuckDB database at ${path}; sync into it first, e.g. await sync(['D07'], { to: 'duckdb:${opts.database ?? DEFAULT_DUCKDB_FILE}' })`);
-  }
   const { duckdbSink } = await import('../sinks/duckdb-sink.ts');
-  const sink = duckdbSink({ path });
-  try {
-    const rows = await sink.query(query, opts.signal === undefined ? {} : { signal: opts.signal });
-    return QueryResult.create(Object.keys(rows[0] ?? {}), rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, plainValue(v)]))));
-  } finally {
-    await sink.close();
-  }
+  return inTurn(path, async () => {
+    // Opening a missing file would create an empty database: say what to do instead.
+    if (!existsSync(path)) {
+      throw new ConfigError(`There is no DuckDB database at ${path}; sync into it first, e.g. await sync(['D07'], { to: 'duckdb:${opts.database ?? DEFAULT_DUCKDB_FILE}' })`);
+    }
+    const sink = duckdbSink({ path });
+    try {
+      const rows = await sink.query(query, { signal: opts.signal });
+      return QueryResult.create(Object.keys(rows[0] ?? {}), rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, plainValue(v)]))));
+    } finally {
+      await sink.close();
+    }
+  });
 }

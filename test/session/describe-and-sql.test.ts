@@ -105,6 +105,15 @@ describe('describe() and sql()', () => {
     await assert.rejects(session.sql('SELECT * FROM no_such_table', { database }), /DuckDB could not run the query on .*: Catalog Error/);
   });
 
+  it('sql() and sync() of the session on one file take turns: a query asked for during a sync not awaited waits for it', async () => {
+    const file = join(dir, 'turns.duckdb');
+    const loading = session.sync(['D07'], { to: `duckdb:${file}` });
+    const [counted] = await session.sql('SELECT count(*) AS n FROM d07', { database: file });
+    const loaded = await loading;
+    assert.equal(counted!.n, loaded.datasets.D07!.rows, 'the query saw the whole sync');
+    assert.ok(loaded.datasets.D07!.rows > 0);
+  });
+
   it('sql() while another process holds the file is refused, naming the holder', async () => {
     const holder = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `
       const { duckdbSink } = await import('./src/sinks/duckdb-sink.ts');
