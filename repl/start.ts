@@ -1,8 +1,9 @@
 // The `lender repl`: Node's REPL with a session preloaded. The prompt comes up at once and the
 // session connects behind it (with the embedded sandbox, about half a second); lines typed
 // meanwhile wait for it and then run in order, one after the other (line-gate.ts).
+import { Console } from 'node:console';
 import { createInterface, clearLine, cursorTo } from 'node:readline';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import repl, { type REPLServer } from 'node:repl';
 import { inspect } from 'node:util';
 import type { LenderSession } from '../src/session/context.ts';
@@ -51,6 +52,14 @@ export function runRepl(opts: ReplOptions): Promise<number> {
     return session === undefined ? redactText(text) : redactText(session.client.redact(text), session.knownSecrets());
   };
   const out = (text: string) => opts.output.write(scrub(text.endsWith('\n') ? text : `${text}\n`));
+  // Console writes one whole formatted text at a time, so a secret is never split between two.
+  const scrubbing = (to: NodeJS.WritableStream): Writable => new Writable({
+    decodeStrings: false,
+    write(chunk: string | Buffer, _encoding, done) {
+      to.write(scrub(String(chunk)));
+      done();
+    },
+  });
   // For news that arrives while the prompt shows (the session connected): in a terminal it takes
   // the prompt's line, and the caller draws the prompt again below it with what was typed so far.
   const announce = (text: string): void => {
@@ -182,6 +191,9 @@ export function runRepl(opts: ReplOptions): Promise<number> {
       new TextTable([...(rows as Iterable<object>)], fields as readonly string[] | undefined, options as TableOptions | undefined));
     helper('chart', (data, options) =>
       textChart(chartModel(data as ChartData, typeof options === 'number' ? { textWidth: options } : options as ChartOptions | undefined)));
+    // console.log and the like would write to the process's own streams, past the scrub: the
+    // context has a console whose text is scrubbed as everything else the REPL prints.
+    value('console', new Console({ stdout: scrubbing(opts.output), stderr: scrubbing(process.stderr), colorMode: terminal }));
     value('fileState', fileState);
     value('memoryState', memoryState);
     value('ready', state.ready);

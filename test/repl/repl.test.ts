@@ -37,12 +37,20 @@ async function withPipedRepl(body: (d: Driver, env: NodeJS.ProcessEnv, home: str
   }
 }
 
-/** Reads the demo password from inside the REPL (the line itself is filtered from history). */
+/** Reads the demo password from inside the REPL, reversed (what the REPL prints is scrubbed of
+ * it; the line itself is filtered from history), and checks that console.log and console.error
+ * print it as [redacted]. */
 async function demoPassword(d: Driver, enter: string): Promise<string> {
-  d.write(`console.log('PW<' + session.knownSecrets()[0] + '>')${enter}`);
+  d.write(`console.log('PW<' + [...session.knownSecrets()[0]].reverse().join('') + '>')${enter}`);
   const seen = await d.waitFor(/PW<([^>\s]+)>/, 'the password marker');
-  const pw = /PW<([^>\s]+)>/.exec(seen)![1]!;
+  const pw = [.../PW<([^>\s]+)>/.exec(seen)![1]!].reverse().join('');
   assert.ok(pw.length >= 12);
+  for (const method of ['log', 'error']) {
+    d.write(`console.${method}('${method}<' + session.knownSecrets()[0] + '>')${enter}`);
+    const printed = await d.waitFor(new RegExp(`${method}<([^>\\s]+)>`), `console.${method}'s line`);
+    assert.match(printed, new RegExp(`${method}<\\[redacted\\]>`));
+  }
+  assert.ok(!d.output.includes(pw), 'the REPL printed the password');
   return pw;
 }
 
