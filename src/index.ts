@@ -25,7 +25,7 @@ export type {
 export {
   AbortError, AuthenticationError, CertificateError, ConfigError, DatasetUnavailableError,
   GatewayTimeoutError, InsecureUrlError, LenderError, LenderMismatchError, MissingCredentialsError,
-  NetworkError, ProtocolError, RequestTimeoutError, ServerError, SessionExpiredError,
+  NetworkError, ProtocolError, RateLimitError, RequestTimeoutError, ServerError, SessionExpiredError,
   UnknownDatasetError, UnknownSectionError, ValidationError,
   type AccountFailure, type LenderErrorDetails,
 } from './core/errors.ts';

@@ -153,6 +153,15 @@ export class ServerError extends LenderError {
   }
 }
 
+/** 429: too many requests for now. The service documents no rate limit, but a gateway in front
+ * of it may answer so; the request was not processed, and its Retry-After is honoured. */
+export class RateLimitError extends LenderError {
+  override name = 'RateLimitError';
+  override get retryable(): boolean {
+    return true;
+  }
+}
+
 /** 504: the gateway gave up; for a large via dataset, read it in smaller windows. */
 export class GatewayTimeoutError extends ServerError {
   override name = 'GatewayTimeoutError';

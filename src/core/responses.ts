@@ -2,7 +2,7 @@
 // status, headers and text, so every documented case is testable without a server.
 import {
   AuthenticationError, DatasetUnavailableError, GatewayTimeoutError, LenderError, LenderMismatchError,
-  ProtocolError, ServerError, UnknownDatasetError, UnknownSectionError, ValidationError,
+  ProtocolError, RateLimitError, ServerError, UnknownDatasetError, UnknownSectionError, ValidationError,
   type AccountFailure, type LenderErrorDetails,
 } from './errors.ts';
 import { redactText } from './redact.ts';
@@ -98,6 +98,11 @@ export function errorFromResponse(res: TransportResponse, ctx: ResponseContext):
     // The service documents a malformed cursor as surfacing as a 500, and only as that.
     const hint = ctx.hadCursor && status === 500 ? ' If it persists, check that the cursor is passed back exactly as received.' : ' Try again later.';
     return new ServerError(`The service failed on ${where(ctx)} with status ${status}${said}${ref}.${hint}`, details);
+  }
+  // Typed by its status alone too: a gateway's or proxy's answer, whatever its body.
+  if (status === 429) {
+    const said = serverMessage !== undefined ? `: ${serverMessage}` : '';
+    return new RateLimitError(`The service asked to slow down on ${where(ctx)} (429${said})${ref}; nothing in that request was processed.`, details);
   }
   if (body === undefined) {
     return protocolError(res, ctx, parsed.ok ? 'the body is not a JSON object' : 'the body is not JSON');

@@ -1,6 +1,6 @@
 // Retries with exponential backoff and full jitter (delay drawn from [0, min(max, base * 2^n)]),
 // bounded by attempts and total time. Only errors that say they are retryable are retried:
-// 5xx, connection resets and timeouts; never 4xx, certificate failures or an abort.
+// 5xx, 429, connection resets and timeouts; never other 4xx, certificate failures or an abort.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RetryEvent, RetryPolicy } from './api.ts';
 import { GatewayTimeoutError, LenderError } from './errors.ts';

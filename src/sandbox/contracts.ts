@@ -66,7 +66,7 @@ export interface FaultSettings {
   tokenTtlSeconds: number;
 }
 /** A fault the sandbox can inject into a request: a 500, 503 or 504 answer, or a connection reset mid-response. */
-export type FaultKind = '500' | '503' | '504' | 'reset';
+export type FaultKind = '429' | '500' | '503' | '504' | 'reset';
 
 /** Options of `startSandbox`: address, seed and scale of the generated data, latency, faults, limits and dataset availability. */
 export interface SandboxOptions {

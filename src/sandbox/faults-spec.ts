@@ -3,7 +3,7 @@
 import { withField } from '../core/own-fields.ts';
 import type { FaultKind } from './contracts.ts';
 
-export const FAULT_KINDS: readonly FaultKind[] = ['500', '503', '504', 'reset'];
+export const FAULT_KINDS: readonly FaultKind[] = ['429', '500', '503', '504', 'reset'];
 
 export type FaultRates = Partial<Record<FaultKind, number>>;
 

@@ -31,7 +31,12 @@ export async function applyLatency(ms: number, signal: AbortSignal): Promise<voi
   await sleep(ms, undefined, { signal }).catch(() => undefined);
 }
 
+/** Seconds an injected 429 asks the client to wait. */
+export const RATE_LIMIT_RETRY_AFTER_SECONDS = 1;
+
 export function faultResponse(kind: Exclude<FaultKind, 'reset'>, route: Route, requestId: string): RouteResponse {
+  // A gateway that rate-limits says when to come back.
+  if (kind === '429') return failure(route.auth, 429, requestId, { 'retry-after': String(RATE_LIMIT_RETRY_AFTER_SECONDS) });
   return failure(route.auth, Number(kind) as 500 | 503 | 504, requestId);
 }
 

@@ -30,14 +30,15 @@ export function lenderMismatch(auth: RouteAuth, requestId: string): RouteRespons
 }
 
 const FAILURE_TEXT: Record<number, { error: string; message: string }> = {
+  429: { error: 'Too many requests. Please try again later.', message: 'Too many requests' },
   500: { error: SERVER_ERROR_MESSAGE, message: 'Internal server error' },
   503: { error: 'Service unavailable. Please try again later.', message: 'Service unavailable' },
   504: { error: 'Gateway timeout. Please try again later.', message: 'Gateway timeout' },
 };
 
-/** 500/503/504 for a route kind; the service documents the 500 text of account and auth routes. */
+/** 429/500/503/504 for a route kind; the service documents the 500 text of account and auth routes. */
 export function failure(
-  auth: RouteAuth, status: 500 | 503 | 504, requestId: string, headers?: Readonly<Record<string, string>>,
+  auth: RouteAuth, status: 429 | 500 | 503 | 504, requestId: string, headers?: Readonly<Record<string, string>>,
 ): RouteResponse {
   const text = FAILURE_TEXT[status]!;
   return auth === 'export' ? exportError(status, text.message, requestId, headers) : json(status, { error: text.error }, headers);

@@ -12,7 +12,8 @@ import { setFlags } from '../../src/accounts/flags.ts';
 import { validateAccount } from '../../src/accounts/schema.ts';
 import { MalformedRecord } from '../../src/accounts/source-record.ts';
 import type { RejectEvent } from '../../src/accounts/writer.ts';
-import type { RequestOptions, ServiceApi } from '../../src/core/api.ts';
+import type { RequestOptions, RetryEvent, ServiceApi } from '../../src/core/api.ts';
+import { RateLimitError } from '../../src/core/errors.ts';
 import { LenderClient } from '../../src/client/client.ts';
 import type { ExportRow } from '../../src/core/types.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
@@ -240,6 +241,31 @@ describe('account writer over HTTPS', () => {
       const after = sandbox.stats();
       assert.equal(after.faultsInjected - before.faultsInjected, 7);
       assert.equal(after.accountsProcessed - before.accountsProcessed, 3);
+    });
+
+    it('a 429 (a rate-limiting gateway) is retried after its Retry-After, and the batch delivered once', async () => {
+      const before = sandbox.stats();
+      const events: RetryEvent[] = [];
+      const onRetry = (event: RetryEvent) => {
+        events.push(event);
+        sandbox.setFaults({ faults: {} });
+      };
+      fiveAttempts.on('retry', onRetry);
+      sandbox.setFaults({ faults: { '429': 1 } });
+      let result;
+      try {
+        result = await push(records('DL-429'), { batchSize: 10 }, fiveAttempts);
+      } finally {
+        fiveAttempts.off('retry', onRetry);
+        sandbox.setFaults({ faults: {} });
+      }
+      assert.deepEqual(result.rejects, []);
+      assert.deepEqual([result.summary.accepted, result.summary.retries], [3, 1]);
+      assert.ok(events[0]?.error instanceof RateLimitError, String(events[0]?.error));
+      // Retry-After (1 s) capped by the client's maxDelayMs (4): a jittered delay is at most 3.
+      assert.equal(events[0]!.delayMs, 4);
+      await sandbox.drain();
+      assert.equal(sandbox.stats().accountsProcessed - before.accountsProcessed, 3);
     });
 
     it('with retry.attempts 5 the same outage fails the batch, with the 503 as its reason', async () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   AuthenticationError, DatasetUnavailableError, GatewayTimeoutError, LenderError, LenderMismatchError,
-  ProtocolError, ServerError, UnknownDatasetError, UnknownSectionError, ValidationError,
+  ProtocolError, RateLimitError, ServerError, UnknownDatasetError, UnknownSectionError, ValidationError,
 } from '../../src/core/errors.ts';
 import { envelopeBody, errorFromResponse, excerpt, successObject, type ResponseContext } from '../../src/core/responses.ts';
 import { resolveDataset } from '../../src/core/resolve-dataset.ts';
@@ -94,6 +94,19 @@ describe('error mapping', () => {
     const e504 = errorFromResponse(res(504, '<html>gateway timeout</html>'), exportCtx);
     assert.ok(e504 instanceof GatewayTimeoutError);
     assert.match(e504.message, /smaller since\/until windows/);
+  });
+
+  it('429 → RateLimitError, retried after its Retry-After, whatever the body (a gateway\'s HTML too)', () => {
+    const html = errorFromResponse(res(429, '<html>slow down</html>', { 'retry-after': '3' }), accountsCtx);
+    assert.ok(html instanceof RateLimitError, String(html));
+    assert.equal(html.retryable, true);
+    assert.equal(html.retryAfterMs, 3000);
+    assert.equal(html.status, 429);
+    assert.match(html.message, /asked to slow down on POST \S+\/accounts \(429\); nothing in that request was processed/);
+    const json = errorFromResponse(res(429, { success: false, message: 'Too many requests', requestId: 'r-9' }), exportCtx);
+    assert.ok(json instanceof RateLimitError);
+    assert.equal(json.retryAfterMs, undefined, 'no Retry-After: the jittered backoff applies');
+    assert.match(json.message, /\(429: Too many requests\) \(request r-9\)/);
   });
 
   it('a 4xx that is not JSON → ProtocolError naming status and a short excerpt', () => {

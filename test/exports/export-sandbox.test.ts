@@ -2,7 +2,8 @@
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import assert from 'node:assert/strict';
-import { DatasetUnavailableError } from '../../src/core/errors.ts';
+import type { RetryEvent } from '../../src/core/api.ts';
+import { DatasetUnavailableError, RateLimitError } from '../../src/core/errors.ts';
 import type { DatasetRef, ExportRow } from '../../src/core/types.ts';
 import { exportPages, exportRows, type ExportPage } from '../../src/exports/export-stream.ts';
 import { rowKey } from '../../src/exports/highwater.ts';
@@ -150,10 +151,10 @@ describe('faults and token expiry', () => {
   });
   after(() => f.close());
 
-  test('with 500/504/reset faults and a 1 s token, every load equals the clean one', async (t) => {
+  test('with 429/500/504/reset faults and a 1 s token, every load equals the clean one', async (t) => {
     const clean = new Map<string, string[]>();
     for (const code of codes) clean.set(code, multiset(await drain<ExportRow>(exportRows(f.client, code, { limit: 40 }))));
-    f.sandbox.setFaults({ faults: { 500: 0.06, 504: 0.04, reset: 0.04 } });
+    f.sandbox.setFaults({ faults: { 429: 0.03, 500: 0.05, 504: 0.04, reset: 0.04 } });
     const before = f.sandbox.stats();
     // However fast the loads run, the token in hand runs out first: a renewal is certain.
     await new Promise((resolve) => setTimeout(resolve, 1_100));
@@ -172,6 +173,28 @@ describe('faults and token expiry', () => {
     assert.ok(retries > 0, 'retries were reported');
     // How many 504s landed on a window that could still be split is up to chance; reported, not asserted.
     t.diagnostic(`retries=${retries} splits=${splits}`);
+  });
+
+  test('a 429 is retried after its Retry-After (up to maxDelayMs), and the page comes', async () => {
+    const events: RetryEvent[] = [];
+    const onRetry = (event: RetryEvent) => {
+      events.push(event);
+      f.sandbox.setFaults({ faults: {} });
+    };
+    f.client.on('retry', onRetry);
+    f.sandbox.setFaults({ faults: { 429: 1 } });
+    try {
+      const page = await f.client.fetchPage('D07', { limit: 5 });
+      assert.equal(page.rows.length, 5);
+    } finally {
+      f.client.off('retry', onRetry);
+      f.sandbox.setFaults({ faults: {} });
+    }
+    assert.equal(events.length, 1);
+    assert.ok(events[0]!.error instanceof RateLimitError, String(events[0]!.error));
+    assert.equal(events[0]!.error.retryAfterMs, 1000);
+    // The sandbox's Retry-After (1 s), capped by the fixture's maxDelayMs: not a jittered delay.
+    assert.equal(events[0]!.delayMs, 40);
   });
 });
 

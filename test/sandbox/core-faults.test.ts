@@ -46,6 +46,19 @@ describe('injected failures', () => {
     }
   });
 
+  it('answers 429 with Retry-After: 1, in the shape of each route kind', async () => {
+    t.sandbox.setFaults({ faults: { '429': 1 } });
+    const accounts = await t.request('POST', statusPath(), { token: demo.token, body: { accounts: [] } });
+    assert.equal(accounts.status, 429);
+    assert.equal(accounts.headers['retry-after'], '1');
+    assert.equal(typeof accounts.body.error, 'string');
+    const exported = await t.request('GET', catalogPath(), { token: demo.token });
+    assert.equal(exported.status, 429);
+    assert.equal(exported.headers['retry-after'], '1');
+    assert.equal(exported.body.success, false);
+    assert.equal(exported.body.requestId, exported.headers['x-request-id']);
+  });
+
   it('drops the connection mid-response on reset', async () => {
     t.sandbox.setFaults({ faults: { reset: 1 } });
     await assert.rejects(t.request('GET', catalogPath(), { token: demo.token }), (error: Error & { code?: string }) => {

@@ -23,7 +23,8 @@ Options:
   --scale N         rows per generated dataset (default ${DEFAULT_OPTIONS.scale})
   --latency MS      delay added to every service request (default ${DEFAULT_OPTIONS.latencyMs})
   --faults LIST     injected failures per request, KIND=RATE list, KIND one of
-                    500, 503, 504, reset (socket dropped mid-response), RATE 0..1;
+                    429 (with Retry-After: 1), 500, 503, 504, reset (socket dropped
+                    mid-response), RATE 0..1;
                     e.g. 500=0.1,reset=0.02 (default none)
   --token-ttl S     access-token lifetime in seconds (default ${DEFAULT_OPTIONS.tokenTtlSeconds})
   --total-cap N     cap of includeTotal counts (default ${DEFAULT_OPTIONS.totalCap})
