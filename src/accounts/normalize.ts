@@ -49,11 +49,18 @@ function startsItsDay(date: DateTime): boolean {
   return date.toMillis() === date.startOf('day').toMillis();
 }
 
+/** Significant digits a double keeps exactly, whatever decimal text it was read from. */
+export const EXACT_DIGITS = 15;
+
 /** A finite number as a plain decimal string (never exponent notation, which the service refuses),
- * with the digits JavaScript writes for it: 1.5e-21 is 0.0000000000000000000015, not 0. */
+ * with the digits JavaScript writes for it: 1.5e-21 is 0.0000000000000000000015, not 0. One that
+ * needs more than EXACT_DIGITS significant digits is left a number, which the schema refuses: the
+ * text it was parsed from may have held other digits (12345678901234567.89 reads as
+ * 12345678901234568), or it is a sum's rounding (0.1 + 0.2), not an amount anyone meant. */
 export function toDecimalString(value: unknown): unknown {
   if (typeof value !== 'number' || !Number.isFinite(value)) return value;
   const text = String(value);
+  if (significantDigits(text) > EXACT_DIGITS) return value;
   const exponent = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
   if (exponent === null) return text;
   // JavaScript's exponent form has one digit before its point: move the point by the exponent.
@@ -63,6 +70,14 @@ export function toDecimalString(value: unknown): unknown {
   if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
   if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}`;
   return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
+}
+
+/** Digits of a number as String() writes it, without its sign, exponent and leading or (in an
+ * integer) trailing zeros. */
+function significantDigits(text: string): number {
+  const mantissa = text.replace(/^-/, '').replace(/e.*$/, '');
+  const digits = mantissa.replace('.', '').replace(/^0+/, '');
+  return (mantissa.includes('.') ? digits : digits.replace(/0+$/, '')).length;
 }
 
 /** Small integer codes sent as text ("2") become numbers; the service wants JSON integers. */

@@ -35,8 +35,8 @@ Sending:
   --batch-size N        records per request, 1..10000 (default 500)
   --concurrency N       requests in flight, 1..32 (default 2)
   --delivery-timeout D  time allowed to deliver each batch, from its first request: 2m, 90s,
-                        500ms, or a number of milliseconds (default 2m). A 5xx, 504 or dropped
-                        connection is retried with jittered backoff until then (the records are
+                        500ms, or a number of milliseconds (default 2m). A 5xx, 504, 429 or
+                        dropped connection is retried with jittered backoff until then (the records are
                         upserts, so a resend is harmless); the batch's records are then rejected
                         as failed with the last error. Logging in is retried within it too
   --max-attempts N      also stop after N attempts per request of records, counting the first
@@ -152,7 +152,17 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
   if (file === '-' && inputStats?.isDirectory() === true) throw new CommandFailure('stdin is a directory, not a file of records');
   if (values.rejects !== undefined) await checkRejectsFile(values.rejects, inputStats);
 
-  const connection = await connectWithin(deliveryTimeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS, io.signal, () => connectWithFlags(values, io));
+  let connection: Awaited<ReturnType<typeof connectWithFlags>>;
+  try {
+    connection = await connectWithin(deliveryTimeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS, io.signal, () => connectWithFlags(values, io));
+  } catch (error) {
+    if (!io.signal.aborted) throw error;
+    // Stopped while logging in: no record was read, and the summary still comes, as it does
+    // for a stop at any later moment.
+    const none: WriterSummary = { received: 0, accepted: 0, rejected: 0, rejectedByReason: {}, batches: 0, requests: 0, retries: 0, bytes: 0 };
+    io.stdout.write(`${JSON.stringify({ ...none, stopped: true })}\n`);
+    return EXIT.interrupted;
+  }
   try {
     const writerOpts: RecordWriterOptions & { strict?: boolean } = { signal: io.signal };
     if (batchSize !== undefined) writerOpts.batchSize = batchSize;

@@ -253,6 +253,29 @@ describe('lender push: a run that cannot finish still accounts for every record'
   });
 });
 
+describe('lender push and flag: Ctrl-C while logging in', () => {
+  for (const name of ['push', 'flag'] as const) {
+    it(`${name}: the summary still comes, with nothing read and "stopped": true (exit 130)`, async () => {
+      const controller = new AbortController();
+      const requests = sandbox.stats().requests;
+      // The login is held by the sandbox's latency until the stop.
+      sandbox.setFaults({ latencyMs: 60_000 });
+      try {
+        const running = run([name, '-'], '', undefined, controller.signal);
+        while (sandbox.stats().requests === requests) await new Promise((r) => setTimeout(r, 10));
+        controller.abort();
+        const { code, stdout, stderr } = await running;
+        assert.equal(code, 130, stderr);
+        assert.deepEqual(JSON.parse(stdout), {
+          received: 0, accepted: 0, rejected: 0, rejectedByReason: {}, batches: 0, requests: 0, retries: 0, bytes: 0, stopped: true,
+        });
+      } finally {
+        sandbox.setFaults({ latencyMs: 0 });
+      }
+    });
+  }
+});
+
 describe('lender push: hostile input', () => {
   it('rejects records nested too deeply, writes a preview line for each, and the summary adds up (exit 3)', async () => {
     const rejects = join(dir, 'deep-rejects.ndjson');

@@ -111,6 +111,23 @@ describe('account schema', () => {
   it('refuses a non-object with the service message', () => {
     for (const input of [null, 5, 'x', [valid]]) assert.deepEqual(errorsOf(input), ['account must be an object']);
   });
+
+  it('refuses a record with a toJSON of its own (JSON.stringify would send its result, not the fields checked); a class\'s toJSON is not the record\'s', () => {
+    const message = 'toJSON: the record has a toJSON method of its own, whose result would be sent instead of the record; give its fields as they are';
+    const own = { ...valid, toJSON: () => ({ hello: 1 }) };
+    assert.deepEqual(errorsOf(own), [message]);
+    assert.deepEqual(errorsOf(own, true), [message]);
+    const flag = validateStatusUpdate({ status: 5, debtorCompanyId: 'C', accountId: 'A', toJSON: () => ({}) });
+    assert.deepEqual(!flag.ok && flag.errors, [message]);
+    // A class instance's fields are copied into the value sent; its prototype's toJSON stays behind.
+    class Model {
+      constructor(fields: object) { Object.assign(this, fields); }
+      toJSON() { return { other: true }; }
+    }
+    const result = validateAccount(new Model(valid));
+    assert.equal(result.ok, true);
+    assert.deepEqual(JSON.parse(JSON.stringify(result.ok && result.value)), valid);
+  });
 });
 
 describe('normalisation of friendly input', () => {
@@ -150,9 +167,24 @@ describe('normalisation of friendly input', () => {
     assert.equal(toDecimalString(1.25e22), '12500000000000000000000');
     assert.equal(toDecimalString(5e-324), `0.${'0'.repeat(323)}5`);
     // Every value reads back as the same number.
-    for (const n of [1.5e-21, 1.7976931348623157e308, 123456789e-30, -9.87654321e25, 2 ** -60]) assert.equal(Number(toDecimalString(n)), n);
+    for (const n of [1.5e-21, 1e308, 123456789e-30, -9.87654321e25, 2 ** -40, 999_999_999_999_999, 0.123456789012345]) {
+      assert.equal(Number(toDecimalString(n)), n);
+    }
     assert.equal(toDecimalString(Number.NaN), Number.NaN);
     assert.equal(toDecimalString('7'), '7');
+  });
+
+  it('leaves a number of more than 15 significant digits as it is, and the schema refuses it: its text may have held other digits', () => {
+    // 12345678901234567.89 in a JSON file is read as 12345678901234568; 0.1 + 0.2 is 0.30000000000000004.
+    for (const n of [12345678901234567.89, 0.1 + 0.2, 123456789012345.6, 1.7976931348623157e308, 2 ** -60, 12345678901234560000]) {
+      assert.equal(toDecimalString(n), n, String(n));
+    }
+    const message = 'is a number with more than 15 significant digits, which JSON numbers do not keep exactly; give it as a string';
+    const line = JSON.stringify(valid).replace('"100.50"', '12345678901234567.89');
+    assert.deepEqual(errorsOf(JSON.parse(line)), [`principal ${message}`]);
+    assert.deepEqual(errorsOf({ ...valid, fees: 0.1 + 0.2 }), [`fees ${message}`]);
+    assert.deepEqual(errorsOf({ ...valid, principal: Number.NaN }), ['principal must be a valid number']);
+    assert.deepEqual(errorsOf({ ...valid, principal: '12345678901234567.89' }), [], 'as a string, every digit is kept');
   });
 
   it('maps operation names and numeric text, without mutating the input', () => {

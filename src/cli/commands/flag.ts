@@ -9,8 +9,8 @@ const HELP = `Usage: lender flag [FILE|-] [options]
 
 Sets operational flags on accounts. Each record is {"status", "debtorCompanyId", "accountId"}
 with status 5 (or "disputed") to flag the account Disputed, or 6 (or "doNotContact") to flag the
-customer Do Not Contact, which covers every account of that debtorCompanyId. The service refuses
-a flag for an account it does not know.
+customer Do Not Contact, which covers every account of that debtorCompanyId. The sandbox refuses
+a flag for an account it does not know (the service's documentation does not say what it does).
 
 The input is NDJSON (one record per line) or JSON: an array of records, or {"accounts": [...]}.
 
