@@ -277,8 +277,9 @@ export class RecordWriter<T> extends Writable {
     }
     const value = result.value;
     // Serialised here, once: the text both sizes the batch and is the request body (the client
-    // would otherwise stringify every record a second time). It also pins what is sent to what
-    // was written, should the caller reuse the object.
+    // would otherwise stringify every record a second time). It also pins what is sent to the
+    // record as it is now, should the caller reuse the object (before now, as with any object-mode
+    // stream, a record waiting in the stream's buffer is the caller's object).
     const json = serialise(value);
     if (typeof json !== 'string') {
       this.#reject({ index, ...position, reason: 'invalid', errors: [json.error], record: input });
