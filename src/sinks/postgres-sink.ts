@@ -9,9 +9,9 @@ import type { DatasetState } from '../exports/state.ts';
 import type { Sink, SinkDataset, SinkNotice, SinkPage } from './sink.ts';
 import { resolveConnection } from './postgres/connection.ts';
 import { checkSchemaName, datasetTable, DEFAULT_SCHEMA, describeStore, PgStore } from './postgres/store.ts';
-import { DEFAULT_LEASE_MS, MIN_LEASE_MS, PgLeaseBoard } from './postgres/lease-board.ts';
+import { DEFAULT_LEASE_MS, parseLease, PgLeaseBoard } from './postgres/lease-board.ts';
 import type { LeaseBoard } from './shared-load.ts';
-import { parseDuration, type DurationValue } from '../core/options.ts';
+import type { DurationValue } from '../core/options.ts';
 
 export interface PostgresSinkOptions {
   /** postgres://user@host:port/db; default DATABASE_URL, else the PG* variables. Never holds a password. */
@@ -23,7 +23,7 @@ export interface PostgresSinkOptions {
   /** New tables and columns, values that did not fit their column: each told once per run. */
   onNotice?: (notice: SinkNotice) => void;
   /** How long a worker's claim on a part of a load lasts without renewal (renewed while it works);
-   * a part of a worker that stopped is taken over after it. Default 30 s. */
+   * a part of a worker that stopped is taken over after it. Default 30 s; from 100 ms to 24 h. */
   lease?: DurationValue;
 }
 
@@ -53,7 +53,7 @@ class PostgresSink implements Sink {
     const settings = resolveConnection(opts);
     this.#schema = checkSchemaName(opts.schema ?? DEFAULT_SCHEMA);
     this.target = describeStore(settings, this.#schema);
-    this.#leaseMs = parseDuration(opts.lease ?? DEFAULT_LEASE_MS, 'lease', { min: MIN_LEASE_MS });
+    this.#leaseMs = parseLease(opts.lease ?? DEFAULT_LEASE_MS, 'lease');
     this.#opts = opts;
   }
 

@@ -249,6 +249,9 @@ async function stepDataset(
   return 'worked';
 }
 
+/** The longest a timer waits; a longer delay fires at once (and then every millisecond). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Reads a claimed part to its end, committing page by page with the lease renewed meanwhile.
  * Returns true when the lease was lost (the part is another worker's now). */
 async function readPart(
@@ -264,7 +267,7 @@ async function readPart(
         stream.destroy(new LeaseLostError(`${dataset.code}: part ${claim.part} was taken over by another worker`));
       }
     }, () => undefined);
-  }, Math.max(50, Math.floor(board.leaseMs / 3)));
+  }, Math.min(MAX_TIMER_MS, Math.max(50, Math.floor(board.leaseMs / 3))));
   try {
     await commitInGroups(stream, (page) => page.rows.length, async (group) => {
       const rows = rowsOf(group);

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -28,9 +29,10 @@ import { copyField } from '../../src/sinks/postgres/copy-text.ts';
 import { dollarQuoted } from '../../src/sinks/postgres/sql.ts';
 import { byteOrder, encodePage } from '../../src/sinks/postgres/encode-page.ts';
 import { pgpassLookup } from '../../src/sinks/postgres/pgpass.ts';
-import { PgStore } from '../../src/sinks/postgres/store.ts';
+import { PgStore, type PgTransaction } from '../../src/sinks/postgres/store.ts';
 import type { Sink, SinkDataset, SinkNotice } from '../../src/sinks/sink.ts';
 import { sync } from '../../src/sinks/sync.ts';
+import { SyncError } from '../../src/exports/errors.ts';
 import { main } from '../../src/cli/main.ts';
 import { fixture, type Fixture } from '../exports/helpers.ts';
 import { memoryIo } from '../helpers/memory-io.ts';
@@ -247,6 +249,13 @@ async function columnTypes(pg: PgCluster, db: PgDatabase, table: string, schema 
 async function count(pg: PgCluster, db: PgDatabase, sql: string, params: unknown[] = []): Promise<number> {
   const r = await adminQuery<{ n: string }>(pg, sql, params, db.database);
   return Number(r.rows[0]!.n);
+}
+
+/** Waits (polling the server, not the clock) until a session waits for an advisory lock. */
+async function waitForLockWaiters(pg: PgCluster, db: PgDatabase): Promise<void> {
+  while (await count(pg, db, "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted") === 0) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 function dataset(code: string, overrides: Partial<SinkDataset> = {}): SinkDataset {
@@ -1013,6 +1022,230 @@ describe('PostgreSQL sink on a real cluster', () => {
       }
     } finally {
       await rm(home, { recursive: true, force: true });
+    }
+  });
+
+  test('a table made by hand without a unique index on its identity alone is refused before anything is written; with one, rows merge', async () => {
+    const db = await createDatabase(pg);
+    await adminQuery(pg, `CREATE SCHEMA a;
+      CREATE TABLE a.d07 (public_id text, amount text, note text, _mismatched jsonb);
+      CREATE TABLE a.d16 (_row_key text, public_id text, updated_at timestamptz, _mismatched jsonb);
+      CREATE TABLE a.d53 (public_id text, updated_at timestamptz, v text, _mismatched jsonb);
+      CREATE UNIQUE INDEX d53_pair ON a.d53 (public_id, v);
+      CREATE UNIQUE INDEX d53_some ON a.d53 (public_id) WHERE v IS NOT NULL;`, [], db.database);
+    const sink = postgresSink({ connectionString: db.url, env: db.env, schema: 'a' });
+    try {
+      await assert.rejects(sync(f.client, ['D07', 'D16'], { to: sink, limit: 200 }), (error: unknown) => {
+        assert.ok(error instanceof SyncError, String(error));
+        assert.match(error.failures.D07!.message,
+          /^the table a\.d07 in postgres:\/\/.* has no primary key or unique index on public_id alone, .*: ALTER TABLE a\.d07 ADD PRIMARY KEY \(public_id\)$/);
+        // A dataset told apart by content is keyed by _row_key: the same check, on that column.
+        assert.match(error.failures.D16!.message, /has no primary key or unique index on _row_key alone, .*: ALTER TABLE a\.d16 ADD PRIMARY KEY \(_row_key\)$/);
+        return true;
+      });
+      // An index over two columns, or over some rows only, is no key of public_id.
+      await assert.rejects(sink.open(dataset('D53')), /ALTER TABLE a\.d53 ADD PRIMARY KEY \(public_id\)/);
+    } finally {
+      await sink.close();
+    }
+    for (const table of ['d07', 'd16', 'd53']) assert.equal(await count(pg, db, `SELECT count(*) AS n FROM a.${table}`), 0, `${table}: nothing written`);
+    assert.deepEqual([...(await columnTypes(pg, db, 'd07', 'a')).keys()].sort(), ['_mismatched', 'amount', 'note', 'public_id'], 'no column added');
+
+    // As the message says (or a unique index): the same sync loads, and a changed row replaces its version.
+    await adminQuery(pg, 'ALTER TABLE a.d07 ADD PRIMARY KEY (public_id); CREATE UNIQUE INDEX d16_key ON a.d16 (_row_key)', [], db.database);
+    const again = postgresSink({ connectionString: db.url, env: db.env, schema: 'a' });
+    try {
+      const summary = await sync(f.client, ['D07', 'D16'], { to: again, limit: 200 });
+      assert.ok(summary.D07!.rows > 0 && summary.D16!.rows > 0);
+      const d07 = { ...dataset('D07'), key: 'D07' };
+      const [row] = (await adminQuery<{ public_id: string }>(pg, 'SELECT public_id FROM a.d07 LIMIT 1', [], db.database)).rows;
+      await again.commit({ dataset: d07, rows: [{ public_id: row!.public_id, updated_at: '2099-01-01T00:00:00Z', note: 'changed' }], state: stateOf('D07', '2099-01-01T00:00:00Z') });
+    } finally {
+      await again.close();
+    }
+    assert.equal(await count(pg, db, 'SELECT count(*) AS n FROM a.d07'), await count(pg, db, 'SELECT count(DISTINCT public_id) AS n FROM a.d07'));
+    assert.equal(await count(pg, db, "SELECT count(*) AS n FROM a.d07 WHERE note = 'changed'"), 1);
+    assert.equal(await count(pg, db, 'SELECT count(*) AS n FROM a.d16'), await count(pg, db, 'SELECT count(DISTINCT _row_key) AS n FROM a.d16'));
+  });
+
+  test('a table made by hand: _mismatched is added when missing; without its identity column it is refused; a failing row never shows in an error', async () => {
+    const db = await createDatabase(pg);
+    await adminQuery(pg, `CREATE SCHEMA a;
+      CREATE TABLE a.d54 (public_id text PRIMARY KEY, updated_at timestamptz, n bigint);
+      CREATE TABLE a.d55 (id serial PRIMARY KEY, updated_at timestamptz, _mismatched jsonb);
+      CREATE TABLE a.d56 (public_id text PRIMARY KEY, updated_at timestamptz, owner_name text NOT NULL, _mismatched jsonb);`, [], db.database);
+    const notices: SinkNotice[] = [];
+    const sink = postgresSink({ connectionString: db.url, env: db.env, schema: 'a', onNotice: (n) => notices.push(n) });
+    const secret = 'Jane Q. Private, 12 Hidden Lane';
+    const errors: unknown[] = [];
+    try {
+      await sink.open(dataset('D54'));
+      await sink.commit({ dataset: dataset('D54'), rows: [{ public_id: 'p1', updated_at: at(1), n: 'many' }, { public_id: 'p2', updated_at: at(1), n: 2 }], state: stateOf('D54', at(1)) });
+      assert.deepEqual(notices.map((n) => n.message), [
+        'a.d54: new column _mismatched (json)',
+        'a.d54: n had a text value in a bigint column; such values are kept in _mismatched',
+      ]);
+      await assert.rejects(sink.open(dataset('D55')), (error: unknown) => {
+        errors.push(error);
+        return error instanceof SinkError && /^the table a\.d55 in .* has no column public_id, so its rows cannot be told apart; it was not made by lender sync: rename or drop it\.$/.test(error.message);
+      });
+      await sink.open(dataset('D56'));
+      await assert.rejects(sink.commit({ dataset: dataset('D56'), rows: [{ public_id: 'p1', updated_at: at(1), note: secret }], state: stateOf('D56', at(1)) }), (error: unknown) => {
+        errors.push(error);
+        return error instanceof SinkError && /null value in column "owner_name"/.test(error.message);
+      });
+    } finally {
+      await sink.close();
+    }
+    const rows = await adminQuery<{ public_id: string; n: string | null; _mismatched: unknown }>(pg, 'SELECT public_id, n, _mismatched FROM a.d54 ORDER BY 1', [], db.database);
+    assert.deepEqual(rows.rows, [{ public_id: 'p1', n: null, _mismatched: { n: 'many' } }, { public_id: 'p2', n: '2', _mismatched: null }]);
+    assert.equal(await count(pg, db, 'SELECT count(*) AS n FROM a.d56'), 0);
+    const shown = exposed(sink, notices, errors);
+    assert.ok(!shown.includes(secret) && !shown.includes('Failing row'), shown);
+  });
+
+  test('columns made narrower by hand (smallint, integer, varchar(n), char(n)): values beyond them go to _mismatched, told once; a bounded identity column is refused', async () => {
+    const db = await createDatabase(pg);
+    await adminQuery(pg, `CREATE SCHEMA a;
+      CREATE TABLE a.d57 (public_id text PRIMARY KEY, updated_at timestamptz, small smallint, mid integer, code varchar(5), fixed char(3), _mismatched jsonb);
+      CREATE TABLE a.d58 (public_id varchar(10) PRIMARY KEY, updated_at timestamptz, _mismatched jsonb);`, [], db.database);
+    const notices: SinkNotice[] = [];
+    const sink = postgresSink({ connectionString: db.url, env: db.env, schema: 'a', onNotice: (n) => notices.push(n) });
+    const ds = dataset('D57');
+    try {
+      await sink.open(ds);
+      await sink.commit({ dataset: ds, state: stateOf('D57', at(2)), rows: [
+        // At the bounds: five characters, one of them beyond U+FFFF (two UTF-16 units).
+        { public_id: 'p1', updated_at: at(1), small: 32767, mid: -2147483648, code: 'ab😀de', fixed: 'abc' },
+        { public_id: 'p2', updated_at: at(1), small: 32768, mid: 2147483648, code: 'abcdef', fixed: 'abcd' },
+        // A trailing space PostgreSQL would cut silently is kept too.
+        { public_id: 'p3', updated_at: at(2), small: -32769, mid: 7, code: 'abcde ' },
+      ] });
+      await sink.commit({ dataset: ds, state: stateOf('D57', at(3)), rows: [{ public_id: 'p4', updated_at: at(3), small: 99999, code: 'toolong' }] });
+      await assert.rejects(sink.open(dataset('D58')),
+        /the table a\.d58 in .* has its identity column public_id as character varying\(10\), .*: ALTER TABLE a\.d58 ALTER COLUMN public_id TYPE text$/);
+    } finally {
+      await sink.close();
+    }
+    const rows = await adminQuery(pg, 'SELECT public_id, small, mid, code, fixed, _mismatched FROM a.d57 ORDER BY 1', [], db.database);
+    assert.deepEqual(rows.rows, [
+      { public_id: 'p1', small: 32767, mid: -2147483648, code: 'ab😀de', fixed: 'abc', _mismatched: null },
+      { public_id: 'p2', small: null, mid: null, code: null, fixed: null, _mismatched: { small: 32768, mid: 2147483648, code: 'abcdef', fixed: 'abcd' } },
+      { public_id: 'p3', small: null, mid: 7, code: null, fixed: null, _mismatched: { small: -32769, code: 'abcde ' } },
+      { public_id: 'p4', small: null, mid: null, code: null, fixed: null, _mismatched: { small: 99999, code: 'toolong' } },
+    ]);
+    assert.deepEqual(notices.map((n) => n.message), [
+      ['small', 'smallint'], ['mid', 'integer'], ['code', 'character varying(5)'], ['fixed', 'character(3)'],
+    ].map(([name, type]) => `a.d57: ${name} had a value that does not fit its ${type} column; such values are kept in _mismatched`));
+  });
+
+  test('a schema name out of bounds and a lease outside 100 ms to 24 hours are ConfigErrors, before anything connects', () => {
+    for (const schema of ['', 'x'.repeat(64)]) {
+      assert.throws(() => postgresSink({ connectionString: 'postgres://u@127.0.0.1:1/db', schema }),
+        (error: unknown) => error instanceof ConfigError && /^the PostgreSQL schema must be a name of 1 to 63 bytes/.test(error.message));
+    }
+    for (const [lease, message] of [[50, /^lease must be at least 100 ms, not 50$/], ['10000h', /^lease must be at most 24h \(86400000 ms\), not '10000h'$/],
+      [{ hours: 25 }, /^lease must be at most 24h/]] as const) {
+      assert.throws(() => postgresSink({ connectionString: 'postgres://u@127.0.0.1:1/db', lease }),
+        (error: unknown) => error instanceof ConfigError && message.test(error.message));
+    }
+    assert.doesNotThrow(() => postgresSink({ connectionString: 'postgres://u@127.0.0.1:1/db', lease: '24h', schema: 'x'.repeat(63) }));
+  });
+
+  test('a dataset the service does not make available leaves no table; the others are loaded', async () => {
+    const db = await createDatabase(pg);
+    const sink = postgresSink({ connectionString: db.url, env: db.env });
+    try {
+      await assert.rejects(sync(f.client, ['D04', 'D26'], { to: sink, limit: 200 }), (error: unknown) => {
+        assert.ok(error instanceof SyncError, String(error));
+        assert.deepEqual(Object.keys(error.failures), ['D04']);
+        return true;
+      });
+    } finally {
+      await sink.close();
+    }
+    const tables = await adminQuery<{ d04: string | null; d26: string | null }>(pg, "SELECT to_regclass('lender.d04')::text AS d04, to_regclass('lender.d26')::text AS d26", [], db.database);
+    assert.deepEqual(tables.rows[0], { d04: null, d26: 'lender.d26' });
+    assert.ok(await count(pg, db, 'SELECT count(*) AS n FROM lender.d26') > 0);
+  });
+
+  test('a table or column another process committed while this one waited for the schema lock is learnt, not made again nor told as new', async () => {
+    const db = await createDatabase(pg);
+    const told = { a: [] as SinkNotice[], b: [] as SinkNotice[] };
+    const a = await PgStore.connect({ connectionString: db.url, env: db.env, onNotice: (n) => told.a.push(n) });
+    const b = await PgStore.connect({ connectionString: db.url, env: db.env, onNotice: (n) => told.b.push(n) });
+    // `a` runs `work` in a transaction held open (the schema lock with it) until `b`, having looked
+    // for what `work` made and not found it, waits for the lock; then `a` commits.
+    const race = async (work: (tx: PgTransaction) => Promise<unknown>, other: () => Promise<unknown>) => {
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let holding!: () => void;
+      const held = new Promise<void>((resolve) => (holding = resolve));
+      const first = a.transaction(async (tx) => {
+        await work(tx);
+        holding();
+        await gate;
+      });
+      await held;
+      const second = other();
+      await waitForLockWaiters(pg, db);
+      release();
+      await Promise.all([first, second]);
+    };
+    try {
+      const fresh = dataset('D59');
+      await race((tx) => tx.ensureTable(fresh), () => b.ensureTable(fresh));
+      assert.deepEqual(told.a.map((n) => n.message), ['lender.d59: new table']);
+      assert.deepEqual(told.b.map((n) => n.message), [], 'the table is not new to the second process');
+      told.a.length = 0;
+      const ds = dataset('D60');
+      await PgStore.connect({ connectionString: db.url, env: db.env }).then(async (s) => {
+        await s.ensureTable(ds);
+        await s.close();
+      });
+      await a.ensureTable(ds);
+      await b.ensureTable(ds);
+      await race((tx) => tx.mergeRows(ds, [{ public_id: 'p1', updated_at: at(1), extra: 1 }]),
+        () => b.transaction((tx) => tx.mergeRows(ds, [{ public_id: 'p2', updated_at: at(2), extra: 'two' }])));
+      assert.deepEqual(told.a.map((n) => n.message), ['lender.d60: new column extra (bigint)']);
+      assert.deepEqual(told.b.map((n) => n.message), ['lender.d60: extra had a text value in a bigint column; such values are kept in _mismatched']);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+    const log = await adminQuery<{ n: string }>(pg, "SELECT count(*) AS n FROM pg_attribute WHERE attrelid = 'lender.d60'::regclass AND attname = 'extra'", [], db.database);
+    assert.equal(Number(log.rows[0]!.n), 1);
+  });
+
+  test('a connection lost in the middle of a statement is told as lost, not as a server that cannot be reached', async () => {
+    const db = await createDatabase(pg);
+    // A TCP relay in front of the cluster, whose client side is reset (RST) while a statement runs.
+    const sockets = new Set<Socket>();
+    const relay = createServer((client) => {
+      const server = connect(pg.port, pg.host);
+      sockets.add(client);
+      client.on('error', () => server.destroy());
+      server.on('error', () => client.destroy());
+      client.pipe(server).pipe(client);
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    const port = (relay.address() as AddressInfo).port;
+    const store = await PgStore.connect({ connectionString: `postgres://${pg.user}@127.0.0.1:${port}/${db.database}`, env: db.env });
+    try {
+      const running = store.transaction((tx) => tx.query('SELECT pg_sleep(60)'));
+      running.catch(() => undefined);
+      for (;;) {
+        const active = await count(pg, db, "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND query = 'SELECT pg_sleep(60)' AND state = 'active'", [db.database]);
+        if (active > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      for (const socket of sockets) socket.resetAndDestroy();
+      await assert.rejects(running, (error: unknown) => error instanceof SinkError &&
+        /^PostgreSQL at postgres:\/\/.*: a statement failed: the connection to the server was lost \(ECONNRESET\)/.test(error.message));
+    } finally {
+      await store.close().catch(() => undefined);
+      relay.close();
+      await adminQuery(pg, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND query = 'SELECT pg_sleep(60)'", [db.database]);
     }
   });
 });

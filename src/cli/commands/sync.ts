@@ -4,7 +4,7 @@
 import { join, resolve } from 'node:path';
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, checkConnectionFlags, connectWithFlags } from '../connection-flags.ts';
-import { durationFlag, parseCommandArgs, progressFlag } from '../args.ts';
+import { parseCommandArgs, progressFlag } from '../args.ts';
 import { datasetCodes, MIN_SPLIT_HELP, READING_OPTIONS, readingFlags } from '../export-flags.ts';
 import { ProgressLine } from '../../progress.ts';
 import { ConfigError } from '../../core/errors.ts';
@@ -13,6 +13,8 @@ import { SyncError } from '../../exports/errors.ts';
 import { DEFAULT_STATE_FILE } from '../../sinks/ndjson-sink.ts';
 import { openSink } from '../../sinks/open-sink.ts';
 import { DEFAULT_DUCKDB_FILE, parseSinkSpec, type SinkSpec } from '../../sinks/sink-spec.ts';
+import { parseLease } from '../../sinks/postgres/lease-board.ts';
+import { checkSchemaName } from '../../sinks/postgres/store.ts';
 import { datasetSummary, sync, sinkDataset, type DatasetSyncSummary } from '../../sinks/sync.ts';
 
 const OPTIONS = {
@@ -41,10 +43,11 @@ Sinks (--to):
                         the new versions of changed rows), the state in DIR/${DEFAULT_STATE_FILE}
   postgres://USER@HOST:PORT/DB
                         a PostgreSQL database, tables in --schema, rows upserted by public_id.
-                        The password comes from PGPASSWORD, ~/.pgpass or DATABASE_URL, never
-                        from --to.
-                        postgres: alone uses DATABASE_URL or the PG* variables. Several runs
-                        pointed at one database share the work (datasets and windows are leased).
+                        The password comes from PGPASSWORD or ~/.pgpass, never from --to
+                        (DATABASE_URL is not read then).
+                        postgres: alone uses DATABASE_URL (its password too) or the PG*
+                        variables. Several runs pointed at one database share the work
+                        (datasets and windows are leased): run more of them to load faster.
 
 One run at a time per NDJSON state file or DuckDB file: another stops at once with exit 1 and one
 line on stderr, having written nothing. Files are created mode 600.
@@ -58,16 +61,19 @@ values that did not fit their column's type are reported on stderr, once each.
 Options:
   --to SINK             where the rows go (above)
   --out DIR             the same as --to ndjson:DIR
-  --schema NAME         PostgreSQL schema of the tables (default lender)
+  --schema NAME         PostgreSQL schema of the tables, 1 to 63 bytes (default lender)
   --lease DURATION      PostgreSQL: how long a worker's claim on a part of a load lasts without
-                        renewal, e.g. 30s (the default) or PT1M; a stopped worker's part is taken
-                        over after it (at once when it ran on this host and its process is gone)
+                        renewal, from 100ms to 24h, e.g. 30s (the default) or PT1M; a stopped
+                        worker's part is taken over after it (at once when it ran on this host
+                        and its process is gone)
   --datasets LIST       comma-separated codes, e.g. D01,D07 (default: every dataset the live
                         catalog lists as available)
   --state FILE          NDJSON only: the state file (default DIR/${DEFAULT_STATE_FILE})
   --window W            auto (default), none, month, week, day or an ISO duration such as P10D
   --limit N             page size, 1..1000 (default 1000)
-  --concurrency N       windows read at once per dataset (default 1)
+  --concurrency N       windows read at once per dataset (default 1); with PostgreSQL almost no
+                        effect (a worker reads one part at a time, page after page): run more
+                        workers instead
   --unordered           with --concurrency: each page is committed as it arrives, whichever
                         window it is from (a resume is still exact; an NDJSON file may then
                         hold a row changed during the load in its older version last)
@@ -92,6 +98,21 @@ function sinkSpecOf(values: { to?: string | undefined; out?: string | undefined 
   }
 }
 
+/** A ConfigError of a flag's value as a usage error (exit 2, pointing to --help). */
+function usable<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+/** --lease in ms, within the lease's bounds (the PostgreSQL sink's, named as the flag). */
+function leaseFlag(value: string | undefined): number | undefined {
+  return value === undefined ? undefined : usable(() => parseLease(value, '--lease'));
+}
+
 const command: Command = {
   name: 'sync',
   summary: 'initial then incremental load of datasets into DuckDB, NDJSON files or PostgreSQL',
@@ -102,7 +123,8 @@ const command: Command = {
     if (values.state !== undefined && spec.kind !== 'ndjson') throw new UsageError('--state goes with an NDJSON sink; a database keeps its state in itself');
     if (values.schema !== undefined && spec.kind !== 'postgres') throw new UsageError('--schema goes with a PostgreSQL sink');
     if (values.lease !== undefined && spec.kind !== 'postgres') throw new UsageError('--lease goes with a PostgreSQL sink');
-    const lease = durationFlag(values.lease, '--lease');
+    const lease = leaseFlag(values.lease);
+    if (values.schema !== undefined) usable(() => checkSchemaName(values.schema!, '--schema'));
     const datasets = values.datasets === undefined ? undefined : datasetCodes(values.datasets.split(',').filter((s) => s.trim() !== ''), 'dataset in --datasets');
     if (datasets !== undefined && datasets.length === 0) throw new UsageError('--datasets needs at least one code, e.g. D01,D07');
     const reading = readingFlags(values);

@@ -166,31 +166,44 @@ export function scrub(text: string, secrets: readonly (string | undefined)[]): s
   return redactText(out, secrets);
 }
 
-/** Error codes of node's sockets that say the server is not there. */
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET']);
+/** Error codes of node's sockets that say the server is not there (or, once connected, that the
+ * connection was lost). */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EPIPE']);
+
+/** Whether the server's DETAIL (and CONTEXT) of an error may hold the values of a row: data
+ * exceptions (22) and integrity violations (23: "Failing row contains (...)", "Key (...)=(...)"). */
+function mayHoldRowData(code: string | undefined): boolean {
+  return code !== undefined && (code.startsWith('22') || code.startsWith('23'));
+}
 
 /**
  * Any failure of node-postgres as a SinkError naming the database (no password) and what happened,
- * with the password cut out of the message, the server's detail and the cause.
+ * with the password cut out of the message, the server's detail and the cause; a detail that may
+ * hold a row's values is left out. `connected`: whether the connection had been made (a socket
+ * error then means it was lost, not that the server cannot be reached).
  */
-export function sinkErrorOf(error: unknown, target: string, secrets: readonly (string | undefined)[], doing: string): SinkError {
+export function sinkErrorOf(error: unknown, target: string, secrets: readonly (string | undefined)[], doing: string, connected = doing !== 'connecting'): SinkError {
   if (error instanceof SinkError) return error;
   const e = error as { message?: unknown; code?: unknown; detail?: unknown; hint?: unknown };
   const code = typeof e.code === 'string' ? e.code : undefined;
   let what = scrub(typeof e.message === 'string' ? e.message : String(error), secrets);
   if (code === '28P01' || code === '28000') what = `${what} (check the password: DATABASE_URL's, PGPASSWORD or ~/.pgpass)`;
-  else if (code !== undefined && UNREACHABLE.has(code)) what = `cannot reach the server (${code}); is it running and listening there?`;
-  if (typeof e.detail === 'string' && e.detail !== '') what += `; ${scrub(e.detail, secrets)}`;
-  const cause = error instanceof Error ? scrubError(error, secrets) : undefined;
+  else if (code !== undefined && UNREACHABLE.has(code)) {
+    what = connected ? `the connection to the server was lost (${code}); run again once the server is back` : `cannot reach the server (${code}); is it running and listening there?`;
+  }
+  const rowData = mayHoldRowData(code);
+  if (typeof e.detail === 'string' && e.detail !== '' && !rowData) what += `; ${scrub(e.detail, secrets)}`;
+  const cause = error instanceof Error ? scrubError(error, secrets, rowData) : undefined;
   return new SinkError(`PostgreSQL at ${target}: ${doing} failed: ${what}`, cause === undefined ? {} : { cause });
 }
 
 /** A copy of an error with the secrets cut from its message, stack and text fields. */
-function scrubError(error: Error, secrets: readonly (string | undefined)[]): Error {
+function scrubError(error: Error, secrets: readonly (string | undefined)[], rowData: boolean): Error {
   const copy = new Error(scrub(error.message, secrets));
   copy.name = error.name;
   copy.stack = scrub(error.stack ?? `${error.name}: ${error.message}`, secrets);
-  for (const key of ['code', 'detail', 'hint', 'severity', 'table', 'column', 'constraint', 'where'] as const) {
+  const keys = ['code', 'detail', 'hint', 'severity', 'table', 'column', 'constraint', 'where'] as const;
+  for (const key of rowData ? keys.filter((k) => k !== 'detail' && k !== 'where') : keys) {
     const value = (error as unknown as Record<string, unknown>)[key];
     if (typeof value === 'string') (copy as unknown as Record<string, unknown>)[key] = scrub(value, secrets);
   }

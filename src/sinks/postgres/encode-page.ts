@@ -5,13 +5,15 @@
 // something new: a field without a column, or a field whose value did not fit for the first time.
 import type { ExportRow } from '../../core/types.ts';
 import { isInheritedName, ownField, withField } from '../../core/own-fields.ts';
-import { fits, isBookkeepingColumn, latestByIdentity, type Column } from '../columns.ts';
+import { fits, isBookkeepingColumn, latestByIdentity } from '../columns.ts';
 import type { SinkDataset } from '../sink.ts';
 import { copyField, copyLine, UnstorableValueError } from './copy-text.ts';
+import { withinLimit, type PgColumn } from './sql.ts';
 
 export interface PageLayout {
-  /** The row's fields stored in columns, in COPY order (after the key for a 'content' identity). */
-  dataColumns: readonly Column[];
+  /** The row's fields stored in columns, in COPY order (after the key for a 'content' identity);
+   * a column with a limit (a narrower column made by hand) takes only the values within it. */
+  dataColumns: readonly PgColumn[];
   /** Fields already known to have values that do not fit their column: no news on this page. */
   knownMismatches: ReadonlySet<string>;
   /** Fields known to get no column (TableShape.homeless): their values go to `_mismatched`. */
@@ -101,7 +103,7 @@ function encodeRow(
     stored += 1;
     if (value === null) {
       line.push('\\N');
-    } else if (fits(value, c.type)) {
+    } else if (fits(value, c.type) && withinLimit(value, c.limit)) {
       line.push(copyField(value, c.type));
     } else {
       if (!settled && !layout.knownMismatches.has(c.name)) return undefined;

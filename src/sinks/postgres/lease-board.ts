@@ -1,12 +1,15 @@
 // The lease board of the PostgreSQL sink: two tables beside the data. `_lender_loads` holds each
 // dataset's current load (one row, locked while a plan is stored or a load closed); `_lender_parts`
 // holds the parts of every load with their lease (owner, expiry), their own state, and counts of
-// claims, pages, rows and completions, so a test can prove that no part was loaded twice.
+// claims, pages (commits: pages read while one runs go in together), rows and completions, so a
+// test can prove that no part was loaded twice.
 // Claims use FOR UPDATE SKIP LOCKED: workers never wait on each other's rows, and a part whose
 // lease expired is claimed like a pending one.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ExportRow } from '../../core/types.ts';
+import { ConfigError } from '../../core/errors.ts';
+import { parseDuration, type DurationValue } from '../../core/options.ts';
 import { processAlive } from '../../exports/lock-holder.ts';
 import type { DatasetState } from '../../exports/state.ts';
 import { LeaseLostError, type Claim, type JoinedLoad, type LeaseBoard, type LoadParts, type PartPlan } from '../shared-load.ts';
@@ -19,6 +22,16 @@ import type { PgTransaction } from './transaction.ts';
 export const DEFAULT_LEASE_MS = 30_000;
 /** A lease is renewed while a page commits; shorter than this it would lapse between renewals. */
 export const MIN_LEASE_MS = 100;
+/** 24 hours: a stopped worker's part waits at most that long, and the renewal timer (a third of
+ * it) stays far within what a timer can wait. */
+export const MAX_LEASE_MS = 24 * 60 * 60 * 1000;
+
+/** A lease's length in ms, or a ConfigError naming `what` (the option, or the CLI flag) and the bounds. */
+export function parseLease(value: DurationValue, what: string): number {
+  const ms = parseDuration(value, what, { min: MIN_LEASE_MS });
+  if (ms > MAX_LEASE_MS) throw new ConfigError(`${what} must be at most 24h (${MAX_LEASE_MS} ms), not ${typeof value === 'string' ? `'${value}'` : JSON.stringify(value)}`);
+  return ms;
+}
 
 export const LOADS_TABLE = '_lender_loads';
 export const PARTS_TABLE = '_lender_parts';
@@ -52,15 +65,20 @@ export class PgLeaseBoard implements LeaseBoard {
   }
 
   async join(dataset: SinkDataset, plan: (committed: DatasetState | undefined) => Promise<LoadParts>): Promise<JoinedLoad> {
-    await this.#store.ensureTable(dataset);
+    // The dataset's table is made with the first commit, once the service answered for the
+    // dataset: one it refuses leaves no empty table. A table made by hand is checked now.
+    await this.#store.ensureTable(dataset, false);
     this.#tables ??= this.#store.transaction(async (q) => {
       // Looked up first: PostgreSQL checks the right to CREATE in the schema before it sees that
       // a table exists, so a user without it (a database its owner prepared) could not even
       // send CREATE TABLE IF NOT EXISTS.
       const present = async (): Promise<boolean> => {
-        const { rows } = await q.query<{ both: boolean }>(
-          'SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS both', [this.#loads, this.#parts]);
-        return rows[0]!.both;
+        // From pg_class, not to_regclass: that would not see tables another worker committed
+        // while this one waited for the lock (the catalog cache; transaction.ts #lookUp).
+        const { rows } = await q.query<{ n: string }>(
+          'SELECT count(*) AS n FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace WHERE s.nspname = $1 AND c.relname IN ($2, $3)',
+          [this.#store.schema, LOADS_TABLE, PARTS_TABLE]);
+        return Number(rows[0]!.n) === 2;
       };
       if (await present()) return;
       // Workers starting together would race on the catalog with IF NOT EXISTS alone.
@@ -152,6 +170,9 @@ export class PgLeaseBoard implements LeaseBoard {
         `SELECT 1 FROM ${this.#parts} WHERE key = $1 AND load_id = $2 AND part = $3 AND owner = $4 AND status = 'leased' FOR UPDATE`,
         [dataset.key, claim.loadId, claim.part, this.worker]);
       if (held.rows.length === 0) throw new LeaseLostError(`${dataset.code}: part ${claim.part} was taken over by another worker; its pages are theirs now`);
+      // Made here when missing: the part's first commit (its first page, or its end) comes once
+      // the service answered for the dataset.
+      await q.ensureTable(dataset);
       if (rows.length > 0) await q.mergeRows(dataset, rows);
       await q.query(
         `UPDATE ${this.#parts} SET state = $5, pages = pages + $6, rows = rows + $7,

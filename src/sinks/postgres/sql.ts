@@ -20,6 +20,11 @@ export function dollarQuoted(text: string): string {
   return `${tag}${text}${tag}`;
 }
 
+/** A name as a person would type it in SQL: bare when it is a plain lower-case name, else quoted. */
+export function sqlName(name: string): string {
+  return /^[a-z_][a-z0-9_]*$/.test(name) ? name : ident(name);
+}
+
 export function qualified(schema: string, table: string): string {
   return `${ident(schema)}.${ident(table)}`;
 }
@@ -50,6 +55,60 @@ export function columnTypeOf(pgType: string): ColumnType {
   if (t.startsWith('timestamp')) return 'timestamptz';
   if (t === 'jsonb' || t === 'json') return 'json';
   return 'text';
+}
+
+/** What a column of a narrower type than the sink's own holds: whole numbers in a range, or texts
+ * of at most so many characters. */
+export type ColumnLimit =
+  | { kind: 'range'; min: number; max: number }
+  | { kind: 'length'; max: number };
+
+/** A column as the PostgreSQL sink knows it: its type, the limit of a narrower column made by
+ * hand, and its PostgreSQL type as format_type writes it (for messages). */
+export interface PgColumn extends Column {
+  limit?: ColumnLimit;
+  sql?: string;
+}
+
+const INTEGER_RANGES: Record<string, ColumnLimit> = {
+  smallint: { kind: 'range', min: -32768, max: 32767 },
+  integer: { kind: 'range', min: -2147483648, max: 2147483647 },
+};
+
+/** An existing column: its type (columnTypeOf) and the limit of its PostgreSQL type, if any. */
+export function pgColumnOf(name: string, pgType: string): PgColumn {
+  const t = pgType.toLowerCase();
+  const length = /^(?:character varying|character)\((\d+)\)$/.exec(t);
+  const limit = INTEGER_RANGES[t] ?? (length === null ? undefined : { kind: 'length' as const, max: Number(length[1]) });
+  return { name, type: columnTypeOf(t), sql: pgType, ...(limit !== undefined && { limit }) };
+}
+
+/**
+ * Whether a value of the column's type (columns.ts `fits`) is within its limit. A text longer than
+ * a varchar(n) or char(n) does not fit, even where PostgreSQL would cut trailing spaces silently:
+ * nothing the service sent is cut.
+ */
+export function withinLimit(value: unknown, limit: ColumnLimit | undefined): boolean {
+  if (limit === undefined || value === null || value === undefined) return true;
+  if (limit.kind === 'range') return typeof value !== 'number' || (value >= limit.min && value <= limit.max);
+  return typeof value !== 'string' || characters(value) <= limit.max;
+}
+
+/** The length of a text in characters, as PostgreSQL counts them in UTF-8 (code points; a lone
+ * surrogate is stored as one U+FFFD). */
+function characters(text: string): number {
+  let n = text.length;
+  for (let i = 0; i < text.length - 1; i += 1) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        n -= 1;
+        i += 1;
+      }
+    }
+  }
+  return n;
 }
 
 /** The table of a dataset: every column, `_mismatched`, and the identity as primary key. */

@@ -3,7 +3,7 @@
 // workers sharing a backfill: a lease).
 //
 //   const store = await PgStore.connect({ connectionString, env, schema: 'lender', onNotice });
-//   await store.ensureTable(dataset);                  // schema, state table, dataset table
+//   await store.ensureTable(dataset);                  // schema, state table, dataset table (checked)
 //   const state = await store.loadState(dataset.key);  // undefined: never committed
 //   await store.transaction(async (tx) => {
 //     await tx.query('SELECT ... FOR UPDATE', [...]);  // anything of the caller's own, in order
@@ -28,6 +28,7 @@
 // first, say), for the same reason.
 import type { Pool, PoolClient } from 'pg';
 import type { DatasetState } from '../../exports/state.ts';
+import { ConfigError } from '../../core/errors.ts';
 import { SinkError } from '../errors.ts';
 import type { SinkDataset, SinkNotice } from '../sink.ts';
 import { describeConnection, findPassword, resolveConnection, sinkErrorOf, type PgConnectionOptions, type PgSettings } from './connection.ts';
@@ -55,9 +56,10 @@ export function describeStore(settings: Pick<PgSettings, 'host' | 'port' | 'user
   return `${describeConnection(settings)} (schema ${schema})`;
 }
 
-export function checkSchemaName(schema: string): string {
+/** The schema, or a ConfigError (a setting to fix, like any bad option): `what` names it. */
+export function checkSchemaName(schema: string, what = 'the PostgreSQL schema'): string {
   if (schema === '' || schema.includes('\u0000') || Buffer.byteLength(schema) > 63) {
-    throw new SinkError('the PostgreSQL schema must be a name of 1 to 63 bytes');
+    throw new ConfigError(`${what} must be a name of 1 to 63 bytes without a NUL character, e.g. lender`);
   }
   return schema;
 }
@@ -82,6 +84,7 @@ export class PgStore {
     const stages = new WeakMap<PoolClient, Map<string, string>>();
     this.#context = {
       schema,
+      target: this.target,
       tables: new Map(),
       created: new Set(),
       error: (error, doing) => this.#error(error, doing),
@@ -142,9 +145,11 @@ export class PgStore {
   }
 
   /** Creates what is missing of the schema, the state table and the dataset's table, and learns
-   * the table's columns. Safe to run from several processes at once. */
-  async ensureTable(dataset: SinkDataset): Promise<void> {
-    await this.transaction((tx) => tx.ensureTable(dataset));
+   * the table's columns; a table made by hand that cannot take the rows is refused (a SinkError).
+   * With `create` false a missing dataset table is left to the first commit (a dataset that turns
+   * out unreadable leaves none). Safe to run from several processes at once. */
+  async ensureTable(dataset: SinkDataset, create = true): Promise<void> {
+    await this.transaction((tx) => tx.ensureTable(dataset, create));
   }
 
   /** The state saved under `key`; undefined when there is none (or no state table yet). */

@@ -19,7 +19,7 @@ import type { PoolClient, QueryResult, QueryResultRow } from 'pg';
 import type { ExportRow } from '../../core/types.ts';
 import type { DatasetState } from '../../exports/state.ts';
 import {
-  describeChange, initialColumns, isBookkeepingColumn, keyColumn, MISMATCH_COLUMN, ROW_KEY_COLUMN, TableShape, type Column,
+  describeChange, fits, initialColumns, isBookkeepingColumn, keyColumn, MISMATCH_COLUMN, ROW_KEY_COLUMN, TableShape, type Column,
 } from '../columns.ts';
 import { SinkError } from '../errors.ts';
 import { storableJson } from '../json-text.ts';
@@ -27,8 +27,8 @@ import type { SinkDataset, SinkNotice } from '../sink.ts';
 import { UnstorableValueError } from './copy-text.ts';
 import { encodePage, type EncodedPage } from './encode-page.ts';
 import {
-  addColumnsSql, columnTypeOf, dollarQuoted, copyIntoSql, createStageSql, createStateTableSql, createTableSql, ident, mergeSql, qualified,
-  POSTGRES_NAMING, saveStateSql,
+  addColumnsSql, dollarQuoted, copyIntoSql, createStageSql, createStateTableSql, createTableSql, ident, mergeSql, pgColumnOf, qualified,
+  POSTGRES_NAMING, saveStateSql, sqlName, withinLimit, type PgColumn,
 } from './sql.ts';
 
 export const STATE_TABLE = '_lender_state';
@@ -70,6 +70,8 @@ const UNIQUE_VIOLATION = '23505';
 /** What a transaction needs of its store. */
 export interface StoreContext {
   readonly schema: string;
+  /** The database and schema, as messages name them (no password). */
+  readonly target: string;
   readonly tables: Map<string, KnownTable>;
   /** Tables this store created (committed): their columns stay no news for the store's life. */
   readonly created: Set<string>;
@@ -118,9 +120,13 @@ export class PgTransaction {
 
   /**
    * Creates what is missing of the schema, the state table and the dataset's table (under the
-   * DDL lock, committed with the transaction) and learns the table's columns.
+   * DDL lock, committed with the transaction) and learns the table's columns. With `create`
+   * false a missing dataset table is left for later (undefined); an existing one is checked and
+   * learnt all the same. A table made by hand is refused (a SinkError, before anything is
+   * written) unless its rows can be told apart: a text identity column with a primary key or
+   * unique index of its own; `_mismatched` is added to it when missing.
    */
-  async ensureTable(dataset: SinkDataset): Promise<TableShape> {
+  async ensureTable(dataset: SinkDataset, create = true): Promise<TableShape | undefined> {
     const table = this.tableName(dataset);
     const known = this.#store.tables.get(table);
     if (known !== undefined) return known.shape;
@@ -129,35 +135,83 @@ export class PgTransaction {
     if (Buffer.byteLength(name) > MAX_TABLE_BYTES) {
       throw new SinkError(`the dataset code ${dataset.code} is too long for a PostgreSQL table: at most ${MAX_TABLE_BYTES} bytes`);
     }
-    const names = [ident(schema), qualified(schema, STATE_TABLE), qualified(schema, name)];
-    const exists = async (): Promise<boolean[]> => {
-      const r = await this.#run<{ s: boolean; st: boolean; t: boolean }>(
-        'SELECT to_regnamespace($1) IS NOT NULL AS s, to_regclass($2) IS NOT NULL AS st, to_regclass($3) IS NOT NULL AS t', names, 'looking for the tables',
-      );
-      return [r.rows[0]!.s, r.rows[0]!.st, r.rows[0]!.t];
-    };
     // Looked up first, without the lock: where everything exists (the usual case, or a database
     // prepared by its owner for a user without CREATE rights) nothing is created.
-    let [hasSchema, hasState, hasTable] = await exists();
+    let found = await this.#lookUp(name);
     let created = false;
-    if (!hasSchema || !hasState || !hasTable) {
+    if (!found.schema || !found.state || (!found.table && create)) {
       await this.#lockDdl();
-      [hasSchema, hasState, hasTable] = await exists();
+      // Read again under the lock, by a fresh query of the catalog: another process may have
+      // created them while this one waited (see #lookUp).
+      found = await this.#lookUp(name);
       this.#effects.touched.add(table);
-      if (!hasSchema) await this.#run(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`, [], 'creating the schema');
-      if (!hasState) await this.#run(createStateTableSql(qualified(schema, STATE_TABLE)), [], 'creating the state table');
-      if (!hasTable) {
+      if (!found.schema) await this.#run(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`, [], 'creating the schema');
+      if (!found.state) await this.#run(createStateTableSql(qualified(schema, STATE_TABLE)), [], 'creating the state table');
+      if (!found.table && create) {
         await this.#run(createTableSql(qualified(schema, name), initialColumns(dataset), keyColumn(dataset)), [], `creating ${table}`);
         created = true;
         this.#effects.created.add(table);
         this.#effects.notices.push({ dataset: dataset.code, kind: 'table-created', message: `${table}: new table` });
       }
     }
-    const shape = new TableShape(await this.#columnsOf(dataset), POSTGRES_NAMING);
+    if (!found.table && !created) return undefined;
+    const columns = await this.#usableColumns(dataset);
+    const shape = new TableShape(columns, POSTGRES_NAMING);
     this.#store.tables.set(table, {
       shape, fresh: created || this.#store.created.has(table), knownMismatches: new Set(), straightIn: { skip: 0, misses: 0 },
     });
     return shape;
+  }
+
+  /**
+   * Whether the schema, the state table and the dataset's table exist, as the catalog holds them
+   * now. Read from pg_class itself rather than with to_regclass: that goes through the session's
+   * catalog cache, which keeps "no such table" from an earlier lookup in this transaction until a
+   * lock on a table makes it catch up, so a table another process committed while this one waited
+   * for the DDL lock went unseen (and was "created" a second time: a false new-table notice).
+   */
+  async #lookUp(name: string): Promise<{ schema: boolean; state: boolean; table: boolean }> {
+    const r = await this.#run<{ s: boolean; st: boolean; t: boolean }>(
+      'SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS s, ' +
+        'EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2) AS st, ' +
+        'EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $3) AS t',
+      [this.#store.schema, STATE_TABLE, name], 'looking for the tables',
+    );
+    const row = r.rows[0]!;
+    return { schema: row.s, state: row.st, table: row.t };
+  }
+
+  /**
+   * The columns of the dataset's table once it is fit to load into: its identity column is there,
+   * is text, and has a unique index of its own (else incremental rows would be appended beside
+   * their earlier versions instead of replacing them), and `_mismatched` is there (added when
+   * missing, as any new column is).
+   */
+  async #usableColumns(dataset: SinkDataset): Promise<PgColumn[]> {
+    const table = this.tableName(dataset);
+    const key = keyColumn(dataset);
+    let stored = await this.#storedColumns(dataset);
+    const identity = stored.find((c) => c.name === key);
+    const where = `the table ${table} in ${this.#store.target}`;
+    if (identity === undefined) {
+      throw new SinkError(`${where} has no column ${key}, so its rows cannot be told apart; it was not made by lender sync: rename or drop it.`);
+    }
+    if (identity.sql !== 'text' && identity.sql !== 'character varying') {
+      throw new SinkError(`${where} has its identity column ${key} as ${identity.sql}, which may not hold every identity; ` +
+        `make it text first: ALTER TABLE ${this.#typedName(dataset)} ALTER COLUMN ${sqlName(key)} TYPE text`);
+    }
+    if (!identity.unique) {
+      throw new SinkError(`${where} has no primary key or unique index on ${key} alone, so changed rows would be added beside their ` +
+        `earlier versions instead of replacing them; add one first: ALTER TABLE ${this.#typedName(dataset)} ADD PRIMARY KEY (${sqlName(key)})`);
+    }
+    if (!stored.some((c) => c.name === MISMATCH_COLUMN)) {
+      await this.#lockDdl();
+      this.#effects.touched.add(table);
+      await this.#run(addColumnsSql(qualified(this.#store.schema, datasetTable(dataset)), [{ name: MISMATCH_COLUMN, type: 'json' }]), [], `adding columns to ${table}`);
+      this.#effects.notices.push({ dataset: dataset.code, kind: 'column-added', message: `${table}: new column ${MISMATCH_COLUMN} (json)` });
+      stored = await this.#storedColumns(dataset);
+    }
+    return stored.filter((c) => c.name !== MISMATCH_COLUMN).map(({ unique: _, ...column }) => column);
   }
 
   /**
@@ -269,6 +323,14 @@ export class PgTransaction {
       if (notice.kind === 'column-added' && known.fresh) continue;
       this.#effects.notices.push({ dataset: dataset.code, ...notice });
     }
+    const told = new Set(change.mismatched.map((m) => m.name));
+    for (const column of beyondLimits(rows, known.shape.columns, known.knownMismatches)) {
+      if (told.has(column.name)) continue;
+      this.#effects.notices.push({
+        dataset: dataset.code, kind: 'type-changed',
+        message: `${table}: ${column.name} had a value that does not fit its ${column.sql ?? column.type} column; such values are kept in ${MISMATCH_COLUMN}`,
+      });
+    }
     return known;
   }
 
@@ -361,14 +423,31 @@ export class PgTransaction {
     this.#ddlLocked = true;
   }
 
+  /** The dataset's table as a statement to type names it. */
+  #typedName(dataset: SinkDataset): string {
+    return `${sqlName(this.#store.schema)}.${sqlName(datasetTable(dataset))}`;
+  }
+
   /** The table's columns as they are in the database (without `_mismatched`). */
-  async #columnsOf(dataset: SinkDataset): Promise<Column[]> {
-    const r = await this.#run<{ name: string; type: string }>(
-      'SELECT attname AS name, format_type(atttypid, atttypmod) AS type FROM pg_attribute ' +
-        'WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped ORDER BY attnum',
-      [qualified(this.#store.schema, datasetTable(dataset))], 'reading the columns',
+  async #columnsOf(dataset: SinkDataset): Promise<PgColumn[]> {
+    return (await this.#storedColumns(dataset)).filter((c) => c.name !== MISMATCH_COLUMN).map(({ unique: _, ...column }) => column);
+  }
+
+  /**
+   * Every column of the table as the catalog holds it now (by name, not through to_regclass: see
+   * #lookUp), with whether a unique index, immediate and without a condition or expression,
+   * covers that column alone: what INSERT ... ON CONFLICT (column) needs.
+   */
+  async #storedColumns(dataset: SinkDataset): Promise<(PgColumn & { unique: boolean })[]> {
+    const r = await this.#run<{ name: string; type: string; unique: boolean }>(
+      'SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, EXISTS (SELECT 1 FROM pg_index i ' +
+        'WHERE i.indrelid = c.oid AND i.indisunique AND i.indimmediate AND i.indisvalid AND i.indnkeyatts = 1 ' +
+        'AND i.indkey[0] = a.attnum AND i.indpred IS NULL AND i.indexprs IS NULL) AS unique ' +
+        'FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_attribute a ON a.attrelid = c.oid ' +
+        'WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum',
+      [this.#store.schema, datasetTable(dataset)], 'reading the columns',
     );
-    return r.rows.filter((c) => c.name !== MISMATCH_COLUMN).map((c) => ({ name: c.name, type: columnTypeOf(c.type) }));
+    return r.rows.map((c) => ({ ...pgColumnOf(c.name, c.type), unique: c.unique }));
   }
 
   #defer(sql: string, doing: string): void {
@@ -402,6 +481,16 @@ export class PgTransaction {
       throw this.#store.error(error, doing);
     }
   }
+}
+
+/** Columns with a limit (a narrower column made by hand) that a value of the rows, of the
+ * column's type, does not fit, unless known already: TableShape sees types, not limits. */
+function beyondLimits(rows: readonly ExportRow[], columns: readonly PgColumn[], known: ReadonlySet<string>): PgColumn[] {
+  const limited = columns.filter((c) => c.limit !== undefined && !known.has(c.name));
+  return limited.filter((c) => rows.some((row) => {
+    const value = Object.hasOwn(row, c.name) ? row[c.name] : undefined;
+    return fits(value, c.type) && !withinLimit(value, c.limit);
+  }));
 }
 
 /** The columns COPY fills: the 'content' key when there is one, the data columns, `_mismatched`. */
