@@ -44,7 +44,7 @@ export function exportLines(authUrl: string, login: EnvLogin, caFile: string): s
 const HEADER = /^# lender sandbox pid (\d+)(?: start (\d+))?(?: boot ([\w-]+))? at (\S+)\n/;
 
 export async function writeEnvFile(path: string, authUrl: string, lines: string): Promise<void> {
-  await makeFolder(dirname(path), 0o700);
+  await makeFolder(dirname(path));
   const handle = await openPrivate(path, 'w');
   const { processStart, bootId } = selfIdentity();
   const identity = `${processStart === undefined ? '' : ` start ${processStart}`}${bootId === undefined || !/^[\w-]+$/.test(bootId) ? '' : ` boot ${bootId}`}`;

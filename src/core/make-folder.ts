@@ -4,8 +4,13 @@ import { mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { codeOf, FileError } from './file-errors.ts';
 
-/** Makes the folder and any missing parent; rejects with a FileError naming `path`. */
-export async function makeFolder(path: string, mode?: number): Promise<void> {
+// Owner-only, as the files in them: under a loose umask (000) a folder of 0777 would let any
+// local user replace the state or data files it holds, or plant lock files. The umask may
+// narrow it further; an existing folder is left as it is.
+const PRIVATE_FOLDER_MODE = 0o700;
+
+/** Makes the folder and any missing parent (owner-only); rejects with a FileError naming `path`. */
+export async function makeFolder(path: string, mode = PRIVATE_FOLDER_MODE): Promise<void> {
   try {
     await mkdir(path, { recursive: true, mode });
   } catch (error) {
@@ -16,7 +21,7 @@ export async function makeFolder(path: string, mode?: number): Promise<void> {
 
 /** The first missing folder made alone fails with the true code; if it is made (it could be all
  * along, or something removed a parent meanwhile), undefined once the rest is made too. */
-async function trueCause(path: string, mode: number | undefined): Promise<unknown> {
+async function trueCause(path: string, mode: number): Promise<unknown> {
   let missing = resolve(path);
   while (dirname(missing) !== missing && !(await exists(dirname(missing)))) missing = dirname(missing);
   try {

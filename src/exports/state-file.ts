@@ -31,7 +31,7 @@ export async function readStateFile(path: string): Promise<StateFile> {
   } catch {
     throw new ConfigError(`The state file ${path} is not valid JSON; move it away to start the loads afresh (with lender sync, move its NDJSON files away too).`);
   }
-  const file = parsed as Partial<StateFile>;
+  const file = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Partial<StateFile>;
   if (file.version !== 1 || typeof file.datasets !== 'object' || file.datasets === null) {
     throw new ConfigError(`The state file ${path} is not a lender-streams state file (version 1).`);
   }

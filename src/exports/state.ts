@@ -1,5 +1,6 @@
 // Load state of each dataset and the stores that keep it. A store maps a key (the dataset code,
 // or "S1/D03" when addressed by section) to the JSON document below.
+import { lstatSync, realpathSync } from 'node:fs';
 import { nextTurn } from '../core/next-turn.ts';
 import { ownField, withField } from '../core/own-fields.ts';
 import type { ValueMark } from './highwater.ts';
@@ -101,6 +102,18 @@ export function memoryState(initial: Record<string, DatasetState> = {}): StateSt
   };
 }
 
+/** The file a symbolic link points to, or the path as given: a save renames a new file over the
+ * path, which would replace the link instead of writing where it points, and a run given the
+ * other name would take a lock of its own. */
+function followLink(path: string): string {
+  try {
+    return lstatSync(path).isSymbolicLink() ? realpathSync(path) : path;
+  } catch {
+    // Not there yet (or a link to nothing): the file is made at the path.
+    return path;
+  }
+}
+
 // One counter for every store of this process: two stores of the same path (a second one opened
 // to read the state back, say) must never pick the same temporary file name.
 let tempFiles = 0;
@@ -110,7 +123,8 @@ let tempFiles = 0;
  * a temporary file in the same folder is written and fsynced, then renamed over the old one, so
  * a crash leaves either the previous state or the new one, never a torn file.
  */
-export function fileState(path: string): FileStateStore {
+export function fileState(given: string): FileStateStore {
+  const path = followLink(given);
   let cache: Promise<StateFile> | undefined;
   let queue: Promise<unknown> = Promise.resolve();
   const lockPath = lockPathOf(path);

@@ -113,6 +113,14 @@ class NdjsonSink implements Sink {
           `Restore it, or move it away and remove ${dataset.key} from the state for a fresh load.`,
       );
     }
+    // Every commit ends with a whole line: a length that does not was edited, and cutting there
+    // would leave a torn line whose rows are never fetched again.
+    if (committed > 0 && (await byteAt(path, committed - 1)) !== NEWLINE) {
+      throw new SinkError(
+        `${path}: its state records ${committed} bytes, which do not end a line of the file: the state was changed outside lender sync. ` +
+          `Restore it, or move the file away and remove ${dataset.key} from the state for a fresh load.`,
+      );
+    }
     if (size !== undefined && size > committed) {
       const handle = await openPrivate(path, 'r+');
       try {
@@ -207,6 +215,20 @@ async function sizeOf(path: string): Promise<number | undefined> {
   }
 }
 
+const NEWLINE = 0x0a;
+
+/** The byte at `offset` of the file (which holds at least that many bytes). */
+async function byteAt(path: string, offset: number): Promise<number> {
+  const handle = await open(path, 'r');
+  try {
+    const one = Buffer.alloc(1);
+    await handle.read(one, 0, 1, offset);
+    return one[0]!;
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Cuts a torn last line (a crash mid-write) and returns the length kept. */
 async function cutTornLine(path: string, size: number): Promise<number> {
   if (size === 0) return 0;
@@ -218,7 +240,7 @@ async function cutTornLine(path: string, size: number): Promise<number> {
     while (end > 0 && keep < 0) {
       const start = Math.max(0, end - chunk.length);
       const { bytesRead } = await handle.read(chunk, 0, end - start, start);
-      const nl = chunk.subarray(0, bytesRead).lastIndexOf(0x0a);
+      const nl = chunk.subarray(0, bytesRead).lastIndexOf(NEWLINE);
       if (nl >= 0) keep = start + nl + 1;
       end = start;
     }

@@ -1,5 +1,6 @@
 // Files holding personal data or state come out mode 0600 under the usual umask 022 (which would
-// leave a plain file 0644), and files that existed with a looser mode are tightened: sync's data
+// leave a plain file 0644), the folders made for them 0700, and files that existed with a looser
+// mode are tightened: sync's data
 // files (a new DuckDB database from its first moment), its state file and lock, `export --state`'s
 // state file, rejects files, REPL history. What is not a regular file (a terminal, a pipe:
 // `--rejects /dev/stderr`) keeps its mode.
@@ -56,11 +57,12 @@ async function cli(args: string[]): Promise<{ code: number | null; stderr: strin
   return { code, stderr };
 }
 
-test('lender sync: data files, state file and lock are 0600; a looser data file from before is tightened', async () => {
-  const out = join(dir, 'sync');
+test('lender sync: data files, state file and lock are 0600, the folders it makes 0700; a looser data file from before is tightened', async () => {
+  const out = join(dir, 'sync', 'deeper');
   const first = await cli(['sync', '--out', out, '--datasets', 'D07']);
   assert.equal(first.code, 0, first.stderr);
   assert.deepEqual(modes(out), { '.lender-state.json': '600', 'D07.ndjson': '600' });
+  assert.deepEqual([mode(join(dir, 'sync')), mode(out)], ['700', '700']);
 
   // A data file left 0644 (by an older version, or copied in) is tightened when sync appends.
   chmodSync(join(out, 'D07.ndjson'), 0o644);
@@ -103,6 +105,7 @@ test('lender export --state: the state file is 0600, also one that existed 0644'
   const first = memoryIo(env);
   assert.equal(await main(['export', 'D07', '--state', statePath], first), 0, first.err());
   assert.deepEqual(modes(join(dir, 'export')), { 'd07.state.json': '600' });
+  assert.equal(mode(join(dir, 'export')), '700', 'the folder it made');
   chmodSync(statePath, 0o644);
   const second = memoryIo(env);
   assert.equal(await main(['export', 'D07', '--state', statePath], second), 0, second.err());

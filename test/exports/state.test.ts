@@ -2,11 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readdir, readFile, writeFile, rm } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../src/core/errors.ts';
 import { processAlive } from '../../src/exports/lock-holder.ts';
+import { StateLockedError } from '../../src/exports/state-lock.ts';
 import { fileState, memoryState, type DatasetState } from '../../src/exports/state.ts';
 
 const state = (value: string): DatasetState => ({ version: 1, dataset: 'D07', highWater: { value, ids: ['a'] }, load: null });
@@ -44,6 +45,36 @@ test('a torn or foreign state file is refused with a sentence naming it', async 
   await assert.rejects(fileState(join(dir, 'bad.json')).load('D07'), (e: Error) => e instanceof ConfigError && e.message.includes('bad.json'));
   await writeFile(join(dir, 'other.json'), '{"hello":1}');
   await assert.rejects(fileState(join(dir, 'other.json')).load('D07'), ConfigError);
+});
+
+test('a state file holding null, a number or an array is refused like any foreign file', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'lender-state-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  for (const [name, text] of [['null.json', 'null'], ['five.json', '5'], ['list.json', '[]'], ['text.json', '"x"']]) {
+    await writeFile(join(dir, name!), text!);
+    await assert.rejects(fileState(join(dir, name!)).load('D07'), (e: Error) =>
+      e instanceof ConfigError && e.message === `The state file ${join(dir, name!)} is not a lender-streams state file (version 1).`);
+  }
+});
+
+test('a state file given through a symbolic link: saved where the link points, the link kept, one lock for both names', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'lender-state-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const real = join(dir, 'real.json');
+  const link = join(dir, 'link.json');
+  await fileState(real).save('D07', state('1'));
+  await symlink(real, link);
+  const viaLink = fileState(link);
+  assert.equal(viaLink.path, real);
+  await viaLink.save('D07', state('2'));
+  assert.ok((await lstat(link)).isSymbolicLink(), 'the link is still a link');
+  assert.deepEqual(await fileState(real).load('D07'), state('2'));
+  const lock = await viaLink.lock();
+  try {
+    await assert.rejects(fileState(real).lock(), StateLockedError);
+  } finally {
+    await lock.release();
+  }
 });
 
 test('the memory store keeps a copy, not the caller object', async () => {

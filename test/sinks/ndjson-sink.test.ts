@@ -132,6 +132,28 @@ describe('ndjsonSink', () => {
     assert.equal(readFileSync(file, 'utf8'), JSON.stringify(row(1)) + '\n');
   });
 
+  it('refuses a recorded length that does not end a line (a state edited by hand), leaving the file as it is', async () => {
+    const out = join(dir, 'mid-line');
+    const store = memoryState();
+    const sink = ndjsonSink({ dir: out, state: store });
+    await sink.open(D07);
+    await sink.commit({ dataset: D07, rows: [row(1), row(2)], state: stateAt(2) });
+    await sink.close();
+    const file = join(out, 'D07.ndjson');
+    const before = readFileSync(file, 'utf8');
+    const saved = (await store.load('D07'))!;
+    await store.save('D07', { ...saved, fileBytes: saved.fileBytes! - 5 });
+    const again = ndjsonSink({ dir: out, state: store });
+    await assert.rejects(again.open(D07), (e: unknown) => e instanceof SinkError && e.message.includes(file) && /do not end a line/.test(e.message));
+    assert.equal(readFileSync(file, 'utf8'), before);
+    // The length of a whole line is taken: the second line is cut, the first kept.
+    await store.save('D07', { ...saved, fileBytes: Buffer.byteLength(JSON.stringify(row(1)) + '\n') });
+    const third = ndjsonSink({ dir: out, state: store });
+    await third.open(D07);
+    await third.close();
+    assert.equal(readFileSync(file, 'utf8'), JSON.stringify(row(1)) + '\n');
+  });
+
   it('a state without a recorded length (an older version wrote it) keeps whole lines only', async () => {
     const out = join(dir, 'legacy');
     const sink = ndjsonSink({ dir: out, state: memoryState({ D07: stateAt(1) }) });
