@@ -76,7 +76,8 @@ const command: Command = {
     // Taken before anything is sent or written: a second run of the same state stops at once.
     const lock = await state?.lock();
     try {
-      // A closed pipe (`| head`) ends the export quietly: the reader has all it wanted.
+      // A closed pipe (`| head`) ends the export quietly: the reader has all it wanted (with
+      // --state, not quietly: see below).
       const stop = new AbortController();
       let pipeClosed = false;
       const onStdoutError = (error: NodeJS.ErrnoException) => {
@@ -111,6 +112,13 @@ const command: Command = {
         io.signal.removeEventListener('abort', onAbort);
         io.stdout.off('error', onStdoutError);
         await connection.close();
+      }
+      if (pipeClosed && state !== undefined) {
+        // The state records pages handed to the pipe, and the reader did not take them all: the
+        // next run would start after rows nobody kept.
+        io.stderr.write(`lender export: the reader closed stdout before the export ended; ${state.path} records pages ` +
+          'written to the pipe that it may not have read. Write to a file (or use lender sync) when the state must match what was kept.\n');
+        return EXIT.failure;
       }
       if (pipeClosed) return EXIT.ok;
       if (io.signal.aborted) {
