@@ -39,7 +39,9 @@ function firstUnknownFlag(argv: string[], options: Options): string | undefined 
 const PASSWORD_FLAGS = new Set(['--password', '--pass', '--passwd', '--pw']);
 
 function unknownFlagError(flag: string, options: Options): UsageError {
-  if (PASSWORD_FLAGS.has(flag) && Object.hasOwn(options, 'password-file')) {
+  // A mistyped one too (--pasword): it was meant to carry a password all the same.
+  const password = PASSWORD_FLAGS.has(flag) || closestName(flag, [...PASSWORD_FLAGS]) !== undefined;
+  if (password && Object.hasOwn(options, 'password-file')) {
     return new UsageError(
       `there is no ${flag} flag, so a password never lands in shell history or the process list: ` +
         'put it in a file and pass --password-file FILE, or set LENDER_PASSWORD',

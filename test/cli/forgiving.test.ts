@@ -53,11 +53,13 @@ describe('an unknown flag', () => {
   });
 
   it('--password points to --password-file and LENDER_PASSWORD, and never repeats the value', async () => {
-    for (const args of [['catalog', '--password=hunter2-do-not-echo'], ['push', '--password', 'hunter2-do-not-echo'], ['repl', '--password', 'x']]) {
+    for (const args of [['catalog', '--password=hunter2-do-not-echo'], ['push', '--password', 'hunter2-do-not-echo'], ['repl', '--password', 'x'],
+      ['export', 'D07', '--pasword=hunter2-do-not-echo'], ['sync', '--passowrd', 'hunter2-do-not-echo']]) {
       const r = await lender(args);
       assert.equal(r.code, 2, r.stderr);
       assert.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr);
-      assert.match(r.stderr, new RegExp(`^lender ${args[0]}: there is no --password flag.*--password-file FILE.*LENDER_PASSWORD\\n$`));
+      const flag = args.find((a) => a.startsWith('--'))!.split('=')[0]!;
+      assert.match(r.stderr, new RegExp(`^lender ${args[0]}: there is no ${flag} flag.*--password-file FILE.*LENDER_PASSWORD\\n$`));
       assert.doesNotMatch(r.stderr, /hunter2/);
     }
   });
