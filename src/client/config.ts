@@ -145,11 +145,18 @@ async function readCredentialsFile(path: string): Promise<FileCredentials | unde
 }
 
 async function readCaFile(path: string): Promise<string> {
+  let text: string;
   try {
-    return await readFile(path, 'utf8');
+    text = await readFile(path, 'utf8');
   } catch (error) {
     throw new ConfigError(`Could not read the CA file ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}); check LENDER_CA_FILE or --ca-file.`);
   }
+  // Without a certificate in it, TLS would only say that the server's is not trusted: a mistake
+  // in the setting, told as one.
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new ConfigError(`The CA file ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----); check LENDER_CA_FILE or --ca-file.`);
+  }
+  return text;
 }
 
 /**

@@ -124,4 +124,13 @@ describe('config resolution', () => {
       /Could not read the CA file/,
     );
   });
+
+  it('reports a CA file without a PEM certificate as a ConfigError, not as an untrusted server later', async () => {
+    const junk = join(dir, 'junk.pem');
+    await writeFile(junk, 'junk\n');
+    await assert.rejects(
+      resolveConfig({ authUrl: 'https://x.example.com', lender: 'l', email: 'e', password: 'p', caFile: junk }, {}),
+      (error: unknown) => error instanceof ConfigError && error.message === `The CA file ${junk} holds no PEM certificate (-----BEGIN CERTIFICATE-----); check LENDER_CA_FILE or --ca-file.`,
+    );
+  });
 });
