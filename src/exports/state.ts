@@ -123,23 +123,23 @@ let tempFiles = 0;
  * a temporary file in the same folder is written and fsynced, then renamed over the old one, so
  * a crash leaves either the previous state or the new one, never a torn file.
  */
-export function fileState(given: string): FileStateStore {
-  const path = followLink(given);
+export function fileState(path: string): FileStateStore {
+  const target = followLink(path);
   let cache: Promise<StateFile> | undefined;
   let queue: Promise<unknown> = Promise.resolve();
-  const lockPath = lockPathOf(path);
+  const lockPath = lockPathOf(target);
   let locked: Promise<StateLock> | undefined;
   let holds = 0;
   let unlocking: Promise<void> = Promise.resolve();
 
   const read = (): Promise<StateFile> => {
-    cache ??= readStateFile(path);
+    cache ??= readStateFile(target);
     return cache;
   };
 
   const write = (file: StateFile): Promise<void> => {
     tempFiles += 1;
-    return writeStateFile(path, file, tempFiles);
+    return writeStateFile(target, file, tempFiles);
   };
 
   const release = (lock: StateLock): Promise<void> => {
@@ -161,7 +161,7 @@ export function fileState(given: string): FileStateStore {
   };
 
   return {
-    path,
+    path: target,
     lockPath,
     lock() {
       if (locked === undefined) {
