@@ -72,6 +72,11 @@ export interface WriterSummary {
   bytes: number;
 }
 
+/** The summary of a writer that has taken nothing yet. */
+export function emptyWriterSummary(): WriterSummary {
+  return { received: 0, accepted: 0, rejected: 0, rejectedByReason: {}, batches: 0, requests: 0, retries: 0, bytes: 0 };
+}
+
 /** How many records a writer holds right now and at most, for watching its memory and backpressure. */
 export interface BufferState {
   /** Records held now: open batch, sealed, in flight, parked. */
@@ -180,16 +185,7 @@ export class RecordWriter<T> extends Writable {
     this.#renewals.add(event);
     this.emit('refresh', event);
   };
-  readonly #summary: WriterSummary = {
-    received: 0,
-    accepted: 0,
-    rejected: 0,
-    rejectedByReason: {},
-    batches: 0,
-    requests: 0,
-    retries: 0,
-    bytes: 0,
-  };
+  readonly #summary: WriterSummary = emptyWriterSummary();
   #inFlight = 0;
   #peakBuffered = 0;
   #timer: NodeJS.Timeout | undefined;

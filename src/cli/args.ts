@@ -6,7 +6,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError } from '../core/errors.ts';
 import { parseDuration, parseInteger } from '../core/options.ts';
 import { UsageError } from './command.ts';
-import { closestName } from './closest-name.ts';
+import { closestName, editDistance } from './closest-name.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Parsed<O extends Options, P extends boolean> =
@@ -38,9 +38,16 @@ function firstUnknownFlag(argv: string[], options: Options): string | undefined 
 // The password is never a flag value: a flag would leave it in shell history and `ps` output.
 const PASSWORD_FLAGS = new Set(['--password', '--pass', '--passwd', '--pw']);
 
+/** A misspelt --password (--pasword, --passowrd): meant to carry a password all the same. */
+function looksLikePassword(flag: string): boolean {
+  const name = flag.replace(/^-+/, '').toLowerCase();
+  return name.length >= 6 && editDistance(name, 'password') <= 2;
+}
+
 function unknownFlagError(flag: string, options: Options): UsageError {
-  // A mistyped one too (--pasword): it was meant to carry a password all the same.
-  const password = PASSWORD_FLAGS.has(flag) || closestName(flag, [...PASSWORD_FLAGS]) !== undefined;
+  const known = Object.keys(options).map((name) => `--${name}`);
+  const suggestion = flag.startsWith('--') ? closestName(flag, known) : undefined;
+  const password = PASSWORD_FLAGS.has(flag) || (suggestion === undefined && looksLikePassword(flag));
   if (password && Object.hasOwn(options, 'password-file')) {
     return new UsageError(
       `there is no ${flag} flag, so a password never lands in shell history or the process list: ` +
@@ -48,8 +55,6 @@ function unknownFlagError(flag: string, options: Options): UsageError {
       { pointToHelp: false },
     );
   }
-  const known = Object.keys(options).map((name) => `--${name}`);
-  const suggestion = flag.startsWith('--') ? closestName(flag, known) : undefined;
   if (suggestion !== undefined) return new UsageError(`unknown option ${flag}; did you mean ${suggestion}?`, { pointToHelp: false });
   return new UsageError(`unknown option ${flag}`);
 }
@@ -70,7 +75,7 @@ function parseErrorText(error: Error & { code?: string }): string {
 }
 
 /** The options module's check of a flag's value, refused as a usage error (exit 2). */
-function checked<T>(parse: () => T): T {
+export function checked<T>(parse: () => T): T {
   try {
     return parse();
   } catch (error) {

@@ -9,7 +9,7 @@ import { JsonSourceError } from '../accounts/sources/json.ts';
 import { readRecords, type ReadRecordsOptions } from '../accounts/sources/read-records.ts';
 import type { MalformedRecord, SourceRecord } from '../accounts/source-record.ts';
 import { writeAll } from '../accounts/write-all.ts';
-import type { RecordWriter, RecordWriterOptions, RejectEvent, WriterSummary } from '../accounts/writer.ts';
+import { emptyWriterSummary, type RecordWriter, type RecordWriterOptions, type RejectEvent, type WriterSummary } from '../accounts/writer.ts';
 import { describeAnomaly, type AnomalyEvent } from '../accounts/anomaly.ts';
 import { DEFAULT_DELIVERY_TIMEOUT_MS } from '../accounts/delivery-deadline.ts';
 import { CommandFailure, EXIT, UsageError, type CommandIo } from './command.ts';
@@ -159,8 +159,7 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
     if (!io.signal.aborted) throw error;
     // Stopped while logging in: no record was read, and the summary still comes, as it does
     // for a stop at any later moment.
-    const none: WriterSummary = { received: 0, accepted: 0, rejected: 0, rejectedByReason: {}, batches: 0, requests: 0, retries: 0, bytes: 0 };
-    io.stdout.write(`${JSON.stringify({ ...none, stopped: true })}\n`);
+    io.stdout.write(`${JSON.stringify({ ...emptyWriterSummary(), stopped: true })}\n`);
     return EXIT.interrupted;
   }
   try {

@@ -62,6 +62,13 @@ describe('an unknown flag', () => {
       assert.match(r.stderr, new RegExp(`^lender ${args[0]}: there is no ${flag} flag.*--password-file FILE.*LENDER_PASSWORD\\n$`));
       assert.doesNotMatch(r.stderr, /hunter2/);
     }
+    // A typo nearer a real flag is that flag's; a short unknown one is not taken for a password.
+    for (const [args, said] of [[['sync', '--pease', '1m'], 'did you mean --lease?'], [['sync', '--tw', 'x'], 'did you mean --to?'], [['push', '--pages', '3'], "Run 'lender push --help'"]] as const) {
+      const r = await lender([...args]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.ok(r.stderr.includes(said), r.stderr);
+      assert.doesNotMatch(r.stderr, /password/);
+    }
   });
 
   it('a flag without its value, a value for a switch, an extra argument: our words, exit 2', async () => {

@@ -4,10 +4,9 @@
 import { join, resolve } from 'node:path';
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, checkConnectionFlags, connectWithFlags } from '../connection-flags.ts';
-import { parseCommandArgs, progressFlag } from '../args.ts';
+import { checked, parseCommandArgs, progressFlag } from '../args.ts';
 import { datasetCodes, MIN_SPLIT_HELP, READING_OPTIONS, readingFlags } from '../export-flags.ts';
 import { ProgressLine } from '../../progress.ts';
-import { ConfigError } from '../../core/errors.ts';
 import { fileState, type FileStateStore } from '../../exports/state.ts';
 import { SyncError } from '../../exports/errors.ts';
 import { DEFAULT_STATE_FILE } from '../../sinks/ndjson-sink.ts';
@@ -90,27 +89,12 @@ function sinkSpecOf(values: { to?: string | undefined; out?: string | undefined 
     if (values.out === '') throw new UsageError('--out needs a folder');
     return { kind: 'ndjson', dir: resolve(values.out) };
   }
-  try {
-    return parseSinkSpec(values.to ?? `duckdb:${DEFAULT_DUCKDB_FILE}`);
-  } catch (error) {
-    if (error instanceof ConfigError) throw new UsageError(error.message);
-    throw error;
-  }
-}
-
-/** A ConfigError of a flag's value as a usage error (exit 2, pointing to --help). */
-function usable<T>(parse: () => T): T {
-  try {
-    return parse();
-  } catch (error) {
-    if (error instanceof ConfigError) throw new UsageError(error.message);
-    throw error;
-  }
+  return checked(() => parseSinkSpec(values.to ?? `duckdb:${DEFAULT_DUCKDB_FILE}`));
 }
 
 /** --lease in ms, within the lease's bounds (the PostgreSQL sink's, named as the flag). */
 function leaseFlag(value: string | undefined): number | undefined {
-  return value === undefined ? undefined : usable(() => parseLease(value, '--lease'));
+  return value === undefined ? undefined : checked(() => parseLease(value, '--lease'));
 }
 
 const command: Command = {
@@ -124,7 +108,7 @@ const command: Command = {
     if (values.schema !== undefined && spec.kind !== 'postgres') throw new UsageError('--schema goes with a PostgreSQL sink');
     if (values.lease !== undefined && spec.kind !== 'postgres') throw new UsageError('--lease goes with a PostgreSQL sink');
     const lease = leaseFlag(values.lease);
-    if (values.schema !== undefined) usable(() => checkSchemaName(values.schema!, '--schema'));
+    if (values.schema !== undefined) checked(() => checkSchemaName(values.schema!, '--schema'));
     const datasets = values.datasets === undefined ? undefined : datasetCodes(values.datasets.split(',').filter((s) => s.trim() !== ''), 'dataset in --datasets');
     if (datasets !== undefined && datasets.length === 0) throw new UsageError('--datasets needs at least one code, e.g. D01,D07');
     const reading = readingFlags(values);
