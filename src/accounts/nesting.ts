@@ -17,11 +17,17 @@ export const TOO_DEEP_MESSAGE = `record is nested too deeply (more than ${MAX_RE
 
 const hasOwn = Object.hasOwn;
 
+/** What the depth walk also notes on its way, sparing a second walk of every record. */
+export interface WalkNotes {
+  /** An object of the value (the value itself included) has a toJSON of its own. */
+  ownToJson: boolean;
+}
+
 /** True when `value` holds objects/arrays nested more than `max` levels deep (the value itself,
  * if it is an object, is level 1). Counts what JSON.stringify would walk: own enumerable string
  * keys and array elements. Typed arrays and Buffers count as one level (their elements are
- * numbers). */
-export function isNestedDeeperThan(value: unknown, max: number = MAX_RECORD_DEPTH): boolean {
+ * numbers). `notes`, when given, is filled in for the part walked (all of it unless too deep). */
+export function isNestedDeeperThan(value: unknown, max: number = MAX_RECORD_DEPTH, notes?: WalkNotes): boolean {
   if (typeof value !== 'object' || value === null) return false;
   if (max < 1) return true;
   // Two parallel stacks (object, its level) rather than pairs: no allocation per object visited.
@@ -45,6 +51,7 @@ export function isNestedDeeperThan(value: unknown, max: number = MAX_RECORD_DEPT
     // that runs for every record written.
     for (const key in current) {
       if (!hasOwn(current, key)) continue;
+      if (key === 'toJSON' && notes !== undefined) notes.ownToJson = true;
       const child: unknown = (current as Record<string, unknown>)[key];
       if (typeof child !== 'object' || child === null) continue;
       if (level >= max) return true;

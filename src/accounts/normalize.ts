@@ -52,15 +52,22 @@ function startsItsDay(date: DateTime): boolean {
 /** Significant digits a double keeps exactly, whatever decimal text it was read from. */
 export const EXACT_DIGITS = 15;
 
+/**
+ * A finite number whose shortest form needs more than EXACT_DIGITS significant digits: the text
+ * it was parsed from may have held other digits (12345678901234567.89 reads as
+ * 12345678901234568), or it is a sum's rounding (0.1 + 0.2), not an amount anyone meant. What
+ * rounds to a short number (100000000000000000001 reads as 1e20) cannot be told from here.
+ */
+export function isInexactNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && significantDigits(String(value)) > EXACT_DIGITS;
+}
+
 /** A finite number as a plain decimal string (never exponent notation, which the service refuses),
- * with the digits JavaScript writes for it: 1.5e-21 is 0.0000000000000000000015, not 0. One that
- * needs more than EXACT_DIGITS significant digits is left a number, which the schema refuses: the
- * text it was parsed from may have held other digits (12345678901234567.89 reads as
- * 12345678901234568), or it is a sum's rounding (0.1 + 0.2), not an amount anyone meant. */
+ * with the digits JavaScript writes for it: 1.5e-21 is 0.0000000000000000000015, not 0. An
+ * inexact one (isInexactNumber) is left a number, which the schema refuses saying why. */
 export function toDecimalString(value: unknown): unknown {
-  if (typeof value !== 'number' || !Number.isFinite(value)) return value;
+  if (typeof value !== 'number' || !Number.isFinite(value) || isInexactNumber(value)) return value;
   const text = String(value);
-  if (significantDigits(text) > EXACT_DIGITS) return value;
   const exponent = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
   if (exponent === null) return text;
   // JavaScript's exponent form has one digit before its point: move the point by the exponent.

@@ -20,8 +20,8 @@
 // be serialised safely; the zod schemas themselves have no such rule (zod cannot say it cheaply).
 import { z } from 'zod';
 import { isIsoAlpha3 } from './countries.ts';
-import { ACCOUNT_OPERATIONS, EXACT_DIGITS, FLAG_OPERATIONS, normalizeAccount, normalizeStatusUpdate } from './normalize.ts';
-import { isNestedDeeperThan, TOO_DEEP_MESSAGE } from './nesting.ts';
+import { ACCOUNT_OPERATIONS, EXACT_DIGITS, FLAG_OPERATIONS, isInexactNumber, normalizeAccount, normalizeStatusUpdate } from './normalize.ts';
+import { isNestedDeeperThan, MAX_RECORD_DEPTH, TOO_DEEP_MESSAGE } from './nesting.ts';
 import { isMoneyString, isServiceDate } from './schema-rules.ts';
 import { isWireAccount } from './wire-check.ts';
 
@@ -43,7 +43,7 @@ const REQUIRED = 'is required';
 const NOT_A_STRING = 'must be a string';
 const NOT_A_DATE = 'must be a valid date in dd/MM/yyyy format';
 const NOT_A_NUMBER = 'must be a valid number';
-// Only a number toDecimalString left as it is (normalize.ts) reaches the schema.
+// What toDecimalString (normalize.ts) leaves a number for; any other number is NOT_A_NUMBER.
 const INEXACT_NUMBER = `is a number with more than ${EXACT_DIGITS} significant digits, which JSON numbers do not keep exactly; give it as a string`;
 
 const absent = (input: unknown): boolean => input === undefined || input === null;
@@ -69,7 +69,7 @@ function date(opts: { required: boolean; allowEmpty?: boolean }) {
 
 function money(required: boolean) {
   const base = z
-    .string({ error: (iss) => (absent(iss.input) ? REQUIRED : Number.isFinite(iss.input) ? INEXACT_NUMBER : NOT_A_NUMBER) })
+    .string({ error: (iss) => (absent(iss.input) ? REQUIRED : isInexactNumber(iss.input) ? INEXACT_NUMBER : NOT_A_NUMBER) })
     .superRefine((value, ctx) => {
       if (required && value === '') ctx.addIssue({ code: 'custom', message: REQUIRED });
       else if (!isMoneyString(value)) ctx.addIssue({ code: 'custom', message: NOT_A_NUMBER });
@@ -221,12 +221,15 @@ export function formatIssue(issue: { path: readonly PropertyKey[]; message: stri
   return `${formatPath(issue.path)} ${issue.message}`;
 }
 
-// The fields are checked, and JSON.stringify would send what the record's own toJSON returns
+// The fields are checked, and JSON.stringify would send what an object's own toJSON returns
 // instead: refused, so that what is sent is always what was checked.
-const OWN_TO_JSON_MESSAGE = 'toJSON: the record has a toJSON method of its own, whose result would be sent instead of the record; give its fields as they are';
+const OWN_TO_JSON_MESSAGE = 'toJSON: the record, or an object in it, has a toJSON method of its own, whose result would be sent instead of what was checked; give the fields as they are';
 
-function hasOwnToJson(input: unknown): boolean {
-  return typeof input === 'object' && input !== null && Object.hasOwn(input, 'toJSON');
+/** Why a record cannot be checked and sent as it is (too deep, an own toJSON), in one walk. */
+function shapeRefusal(input: unknown): string | undefined {
+  const notes = { ownToJson: false };
+  if (isNestedDeeperThan(input, MAX_RECORD_DEPTH, notes)) return TOO_DEEP_MESSAGE;
+  return notes.ownToJson ? OWN_TO_JSON_MESSAGE : undefined;
 }
 
 function run<T>(schema: z.ZodType<T>, record: unknown): Validation<T> {
@@ -258,8 +261,8 @@ export function validateAccountForSend(input: unknown, opts: AccountValidationOp
   const strict = opts.strict === true;
   // First, and ahead of the wire-form fast path: that path says yes without looking inside
   // additionalData or unknown fields, and the writer serialises whatever it says yes to.
-  if (isNestedDeeperThan(input)) return { ok: false, errors: [TOO_DEEP_MESSAGE] };
-  if (hasOwnToJson(input)) return { ok: false, errors: [OWN_TO_JSON_MESSAGE] };
+  const refusal = shapeRefusal(input);
+  if (refusal !== undefined) return { ok: false, errors: [refusal] };
   const record = normalizeAccount(input);
   // Plain wire-form records (most of them) skip zod's parse; anything else, and every refusal,
   // is zod's (wire-check.ts never says no).
@@ -270,7 +273,7 @@ export function validateAccountForSend(input: unknown, opts: AccountValidationOp
 /** Normalises a flag record, then validates it as the flag writer would; on success `value` is what to send. */
 export function validateStatusUpdate(input: unknown): Validation<StatusUpdate> {
   // The schema keeps unknown fields, so a status update can carry a deep value too.
-  if (isNestedDeeperThan(input)) return { ok: false, errors: [TOO_DEEP_MESSAGE] };
-  if (hasOwnToJson(input)) return { ok: false, errors: [OWN_TO_JSON_MESSAGE] };
+  const refusal = shapeRefusal(input);
+  if (refusal !== undefined) return { ok: false, errors: [refusal] };
   return run(statusUpdateSchema, normalizeStatusUpdate(input));
 }

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { validateAccount, validateStatusUpdate } from '../../src/accounts/schema.ts';
+import { accountSchema, validateAccount, validateStatusUpdate } from '../../src/accounts/schema.ts';
 import { normalizeAccount, toDecimalString, toServiceDate } from '../../src/accounts/normalize.ts';
 
 const valid = {
@@ -112,11 +112,14 @@ describe('account schema', () => {
     for (const input of [null, 5, 'x', [valid]]) assert.deepEqual(errorsOf(input), ['account must be an object']);
   });
 
-  it('refuses a record with a toJSON of its own (JSON.stringify would send its result, not the fields checked); a class\'s toJSON is not the record\'s', () => {
-    const message = 'toJSON: the record has a toJSON method of its own, whose result would be sent instead of the record; give its fields as they are';
+  it('refuses a record with a toJSON of its own, or an object in it with one (JSON.stringify would send its result, not the fields checked); a class\'s toJSON is not the record\'s', () => {
+    const message = 'toJSON: the record, or an object in it, has a toJSON method of its own, whose result would be sent instead of what was checked; give the fields as they are';
     const own = { ...valid, toJSON: () => ({ hello: 1 }) };
     assert.deepEqual(errorsOf(own), [message]);
     assert.deepEqual(errorsOf(own, true), [message]);
+    const phone = { number: '+971500000000', toJSON: () => ({ number: 12 }) };
+    assert.deepEqual(errorsOf({ ...valid, phones: [phone] }), [message]);
+    assert.deepEqual(errorsOf({ ...valid, additionalData: { note: { toJSON: () => 'x' } } }), [message]);
     const flag = validateStatusUpdate({ status: 5, debtorCompanyId: 'C', accountId: 'A', toJSON: () => ({}) });
     assert.deepEqual(!flag.ok && flag.errors, [message]);
     // A class instance's fields are copied into the value sent; its prototype's toJSON stays behind.
@@ -184,6 +187,10 @@ describe('normalisation of friendly input', () => {
     assert.deepEqual(errorsOf(JSON.parse(line)), [`principal ${message}`]);
     assert.deepEqual(errorsOf({ ...valid, fees: 0.1 + 0.2 }), [`fees ${message}`]);
     assert.deepEqual(errorsOf({ ...valid, principal: Number.NaN }), ['principal must be a valid number']);
+    // The schemas used directly (without the normalising) say the same of such a number, and of
+    // any other number what they always said.
+    const direct = accountSchema.safeParse({ ...valid, principal: 100, fees: 0.1 + 0.2 });
+    assert.deepEqual(!direct.success && direct.error.issues.map((i) => `${String(i.path[0])} ${i.message}`).sort(), [`fees ${message}`, 'principal must be a valid number']);
     assert.deepEqual(errorsOf({ ...valid, principal: '12345678901234567.89' }), [], 'as a string, every digit is kept');
   });
 
