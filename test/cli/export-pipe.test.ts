@@ -3,6 +3,7 @@
 // what the reader read: exit 1, saying so.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,5 +58,28 @@ describe('lender export into a pipe', { timeout: 120_000 }, () => {
     assert.equal(code, 1, stderr);
     assert.equal(stderr, `lender export: the reader closed stdout before the export ended; ${statePath} records pages written to the pipe ` +
       'that it may not have read. Write to a file (or use lender sync) when the state must match what was kept.\n');
+    assert.ok(existsSync(statePath), 'pages of 50 rows fit in the pipe: the first ones were taken, and their state saved');
+  });
+
+  it('with --state, a close before any state was saved (a first page larger than the pipe holds) is quiet: exit 0, no state', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'lender-export-pipe-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const statePath = join(dir, 'd07.state.json');
+    // 1,000 rows (about 300 kB) wait for the reader, who takes one line and goes.
+    const child = spawnLender(['export', 'D07', '--limit', '1000', '--state', statePath], { env: sandbox.env() });
+    child.stdin!.end();
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const exited = once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]>;
+    let first = '';
+    for await (const chunk of child.stdout!) {
+      first += String(chunk);
+      if (first.includes('\n')) break;
+    }
+    child.stdout!.destroy();
+    const [code] = await exited;
+    assert.equal(code, 0, stderr);
+    assert.equal(stderr, '');
+    assert.equal(existsSync(statePath), false, 'nothing was saved: the next run starts from the beginning');
   });
 });

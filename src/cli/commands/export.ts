@@ -10,7 +10,7 @@ import { exportPages, type ExportOptions, type ExportPage } from '../../exports/
 import { toMillis } from '../../exports/windows.ts';
 import { ndjsonBytes } from '../../exports/ndjson.ts';
 import { ProgressLine } from '../../progress.ts';
-import { fileState } from '../../exports/state.ts';
+import { fileState, type StateStore } from '../../exports/state.ts';
 
 const OPTIONS = {
   ...CONNECTION_OPTIONS,
@@ -89,6 +89,16 @@ const command: Command = {
       const onAbort = () => stop.abort(io.signal.reason);
       io.signal.addEventListener('abort', onAbort, { once: true });
 
+      // Whether this run saved a state: only then can a reader that stopped early have left rows
+      // the state counts as delivered.
+      let saved = false;
+      const saving: StateStore | undefined = state === undefined ? undefined : {
+        load: (key) => state.load(key),
+        save: (key, value) => {
+          saved = true;
+          return state.save(key, value);
+        },
+      };
       const connection = await connectWithFlags(values, io);
       const progress = showProgress ? new ProgressLine(io.stderr) : undefined;
       try {
@@ -99,7 +109,7 @@ const command: Command = {
             ...(until !== undefined && { until }),
             ...reading,
             ...(sort !== undefined && { sort }),
-            ...(state !== undefined && { state }),
+            ...(saving !== undefined && { state: saving }),
             includeTotal: showProgress,
           };
           const stream = exportPages(connection.client, code, opts);
@@ -114,7 +124,7 @@ const command: Command = {
         io.stdout.off('error', onStdoutError);
         await connection.close();
       }
-      if (pipeClosed && state !== undefined) {
+      if (pipeClosed && saved && state !== undefined) {
         // The state records pages handed to the pipe, and the reader did not take them all: the
         // next run would start after rows nobody kept.
         io.stderr.write(`lender export: the reader closed stdout before the export ended; ${state.path} records pages ` +
