@@ -153,7 +153,7 @@ async function readCaFile(path: string): Promise<string> {
   }
   // Without a certificate in it, TLS would only say that the server's is not trusted: a mistake
   // in the setting, told as one.
-  if (!text.includes('-----BEGIN CERTIFICATE-----')) {
+  if (!/-----BEGIN (?:TRUSTED |X509 )?CERTIFICATE-----/.test(text)) {
     throw new ConfigError(`The CA file ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----); check LENDER_CA_FILE or --ca-file.`);
   }
   return text;

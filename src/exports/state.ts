@@ -1,6 +1,7 @@
 // Load state of each dataset and the stores that keep it. A store maps a key (the dataset code,
 // or "S1/D03" when addressed by section) to the JSON document below.
-import { lstatSync, realpathSync } from 'node:fs';
+import { lstatSync, readlinkSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { nextTurn } from '../core/next-turn.ts';
 import { ownField, withField } from '../core/own-fields.ts';
 import type { ValueMark } from './highwater.ts';
@@ -106,12 +107,18 @@ export function memoryState(initial: Record<string, DatasetState> = {}): StateSt
  * path, which would replace the link instead of writing where it points, and a run given the
  * other name would take a lock of its own. */
 function followLink(path: string): string {
-  try {
-    return lstatSync(path).isSymbolicLink() ? realpathSync(path) : path;
-  } catch {
-    // Not there yet (or a link to nothing): the file is made at the path.
-    return path;
+  let target = path;
+  // Link by link (not realpath, which would also rewrite the folders above it); a loop ends.
+  for (let hops = 0; hops < 40; hops += 1) {
+    try {
+      if (!lstatSync(target).isSymbolicLink()) return target;
+      target = resolve(dirname(target), readlinkSync(target));
+    } catch {
+      // Not there yet: the file is made where the links lead.
+      return target;
+    }
   }
+  return path;
 }
 
 // One counter for every store of this process: two stores of the same path (a second one opened

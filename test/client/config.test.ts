@@ -132,5 +132,10 @@ describe('config resolution', () => {
       resolveConfig({ authUrl: 'https://x.example.com', lender: 'l', email: 'e', password: 'p', caFile: junk }, {}),
       (error: unknown) => error instanceof ConfigError && error.message === `The CA file ${junk} holds no PEM certificate (-----BEGIN CERTIFICATE-----); check LENDER_CA_FILE or --ca-file.`,
     );
+    // OpenSSL's trusted form is a certificate Node takes too.
+    const trusted = join(dir, 'trusted.pem');
+    await writeFile(trusted, '-----BEGIN TRUSTED CERTIFICATE-----\nMIIB\n-----END TRUSTED CERTIFICATE-----\n');
+    const config = await resolveConfig({ authUrl: 'https://x.example.com', lender: 'l', email: 'e', password: 'p', caFile: trusted }, {});
+    assert.match(String(config.ca), /TRUSTED CERTIFICATE/);
   });
 });

@@ -75,6 +75,12 @@ test('a state file given through a symbolic link: saved where the link points, t
   } finally {
     await lock.release();
   }
+  // A link, through another link, to a file not made yet: made where the links lead.
+  await symlink(join(dir, 'later.json'), join(dir, 'hop.json'));
+  await symlink('hop.json', join(dir, 'first.json'));
+  await fileState(join(dir, 'first.json')).save('D07', state('3'));
+  assert.ok((await lstat(join(dir, 'first.json'))).isSymbolicLink());
+  assert.deepEqual(await fileState(join(dir, 'later.json')).load('D07'), state('3'));
 });
 
 test('the memory store keeps a copy, not the caller object', async () => {
