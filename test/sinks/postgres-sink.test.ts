@@ -1038,21 +1038,21 @@ describe('PostgreSQL sink on a real cluster', () => {
       await assert.rejects(sync(f.client, ['D07', 'D16'], { to: sink, limit: 200 }), (error: unknown) => {
         assert.ok(error instanceof SyncError, String(error));
         assert.match(error.failures.D07!.message,
-          /^the table a\.d07 in postgres:\/\/.* has no primary key or unique index on public_id alone, .*: ALTER TABLE a\.d07 ADD PRIMARY KEY \(public_id\)$/);
+          /^the table a\.d07 in postgres:\/\/.* has no primary key or unique index on public_id alone, .*: CREATE UNIQUE INDEX ON a\.d07 \(public_id\)$/);
         // A dataset told apart by content is keyed by _row_key: the same check, on that column.
-        assert.match(error.failures.D16!.message, /has no primary key or unique index on _row_key alone, .*: ALTER TABLE a\.d16 ADD PRIMARY KEY \(_row_key\)$/);
+        assert.match(error.failures.D16!.message, /has no primary key or unique index on _row_key alone, .*: CREATE UNIQUE INDEX ON a\.d16 \(_row_key\)$/);
         return true;
       });
       // An index over two columns, or over some rows only, is no key of public_id.
-      await assert.rejects(sink.open(dataset('D53')), /ALTER TABLE a\.d53 ADD PRIMARY KEY \(public_id\)/);
+      await assert.rejects(sink.open(dataset('D53')), /CREATE UNIQUE INDEX ON a\.d53 \(public_id\)/);
     } finally {
       await sink.close();
     }
     for (const table of ['d07', 'd16', 'd53']) assert.equal(await count(pg, db, `SELECT count(*) AS n FROM a.${table}`), 0, `${table}: nothing written`);
     assert.deepEqual([...(await columnTypes(pg, db, 'd07', 'a')).keys()].sort(), ['_mismatched', 'amount', 'note', 'public_id'], 'no column added');
 
-    // As the message says (or a unique index): the same sync loads, and a changed row replaces its version.
-    await adminQuery(pg, 'ALTER TABLE a.d07 ADD PRIMARY KEY (public_id); CREATE UNIQUE INDEX d16_key ON a.d16 (_row_key)', [], db.database);
+    // As the message says (or with a primary key): the same sync loads, and a changed row replaces its version.
+    await adminQuery(pg, 'CREATE UNIQUE INDEX ON a.d07 (public_id); ALTER TABLE a.d16 ADD PRIMARY KEY (_row_key)', [], db.database);
     const again = postgresSink({ connectionString: db.url, env: db.env, schema: 'a' });
     try {
       const summary = await sync(f.client, ['D07', 'D16'], { to: again, limit: 200 });
@@ -1073,7 +1073,8 @@ describe('PostgreSQL sink on a real cluster', () => {
     await adminQuery(pg, `CREATE SCHEMA a;
       CREATE TABLE a.d54 (public_id text PRIMARY KEY, updated_at timestamptz, n bigint);
       CREATE TABLE a.d55 (id serial PRIMARY KEY, updated_at timestamptz, _mismatched jsonb);
-      CREATE TABLE a.d56 (public_id text PRIMARY KEY, updated_at timestamptz, owner_name text NOT NULL, _mismatched jsonb);`, [], db.database);
+      CREATE TABLE a.d56 (public_id text PRIMARY KEY, updated_at timestamptz, owner_name text NOT NULL, _mismatched jsonb);
+      CREATE TABLE a.d58 (public_id text PRIMARY KEY, updated_at timestamptz, born date, _mismatched jsonb);`, [], db.database);
     const notices: SinkNotice[] = [];
     const sink = postgresSink({ connectionString: db.url, env: db.env, schema: 'a', onNotice: (n) => notices.push(n) });
     const secret = 'Jane Q. Private, 12 Hidden Lane';
@@ -1094,6 +1095,13 @@ describe('PostgreSQL sink on a real cluster', () => {
         errors.push(error);
         return error instanceof SinkError && /null value in column "owner_name"/.test(error.message);
       });
+      // A column of a type the sink does not make (date) refuses a text: the server's message
+      // would quote it.
+      await sink.open(dataset('D58'));
+      await assert.rejects(sink.commit({ dataset: dataset('D58'), rows: [{ public_id: 'p1', updated_at: at(1), born: secret }], state: stateOf('D58', at(1)) }), (error: unknown) => {
+        errors.push(error);
+        return error instanceof SinkError && /invalid input syntax for type date: "…" \(column born; the value is left out\)$/.test(error.message);
+      });
     } finally {
       await sink.close();
     }
@@ -1104,10 +1112,10 @@ describe('PostgreSQL sink on a real cluster', () => {
     assert.ok(!shown.includes(secret) && !shown.includes('Failing row'), shown);
   });
 
-  test('columns made narrower by hand (smallint, integer, varchar(n), char(n)): values beyond them go to _mismatched, told once; a bounded identity column is refused', async () => {
+  test('columns made narrower by hand (smallint, integer, varchar(n), char(n), numeric(p,s)): values beyond them go to _mismatched, told once; a bounded identity column is refused', async () => {
     const db = await createDatabase(pg);
     await adminQuery(pg, `CREATE SCHEMA a;
-      CREATE TABLE a.d57 (public_id text PRIMARY KEY, updated_at timestamptz, small smallint, mid integer, code varchar(5), fixed char(3), _mismatched jsonb);
+      CREATE TABLE a.d57 (public_id text PRIMARY KEY, updated_at timestamptz, small smallint, mid integer, code varchar(5), fixed char(3), price numeric(5,2), _mismatched jsonb);
       CREATE TABLE a.d58 (public_id varchar(10) PRIMARY KEY, updated_at timestamptz, _mismatched jsonb);`, [], db.database);
     const notices: SinkNotice[] = [];
     const sink = postgresSink({ connectionString: db.url, env: db.env, schema: 'a', onNotice: (n) => notices.push(n) });
@@ -1116,10 +1124,10 @@ describe('PostgreSQL sink on a real cluster', () => {
       await sink.open(ds);
       await sink.commit({ dataset: ds, state: stateOf('D57', at(2)), rows: [
         // At the bounds: five characters, one of them beyond U+FFFF (two UTF-16 units).
-        { public_id: 'p1', updated_at: at(1), small: 32767, mid: -2147483648, code: 'ab😀de', fixed: 'abc' },
-        { public_id: 'p2', updated_at: at(1), small: 32768, mid: 2147483648, code: 'abcdef', fixed: 'abcd' },
-        // A trailing space PostgreSQL would cut silently is kept too.
-        { public_id: 'p3', updated_at: at(2), small: -32769, mid: 7, code: 'abcde ' },
+        { public_id: 'p1', updated_at: at(1), small: 32767, mid: -2147483648, code: 'ab😀de', fixed: 'abc', price: -999.99 },
+        { public_id: 'p2', updated_at: at(1), small: 32768, mid: 2147483648, code: 'abcdef', fixed: 'abcd', price: 1000 },
+        // A trailing space PostgreSQL would cut silently is kept too, and a decimal it would round.
+        { public_id: 'p3', updated_at: at(2), small: -32769, mid: 7, code: 'abcde ', price: 1.234 },
       ] });
       await sink.commit({ dataset: ds, state: stateOf('D57', at(3)), rows: [{ public_id: 'p4', updated_at: at(3), small: 99999, code: 'toolong' }] });
       await assert.rejects(sink.open(dataset('D58')),
@@ -1127,15 +1135,15 @@ describe('PostgreSQL sink on a real cluster', () => {
     } finally {
       await sink.close();
     }
-    const rows = await adminQuery(pg, 'SELECT public_id, small, mid, code, fixed, _mismatched FROM a.d57 ORDER BY 1', [], db.database);
+    const rows = await adminQuery(pg, 'SELECT public_id, small, mid, code, fixed, price, _mismatched FROM a.d57 ORDER BY 1', [], db.database);
     assert.deepEqual(rows.rows, [
-      { public_id: 'p1', small: 32767, mid: -2147483648, code: 'ab😀de', fixed: 'abc', _mismatched: null },
-      { public_id: 'p2', small: null, mid: null, code: null, fixed: null, _mismatched: { small: 32768, mid: 2147483648, code: 'abcdef', fixed: 'abcd' } },
-      { public_id: 'p3', small: null, mid: 7, code: null, fixed: null, _mismatched: { small: -32769, code: 'abcde ' } },
-      { public_id: 'p4', small: null, mid: null, code: null, fixed: null, _mismatched: { small: 99999, code: 'toolong' } },
+      { public_id: 'p1', small: 32767, mid: -2147483648, code: 'ab😀de', fixed: 'abc', price: '-999.99', _mismatched: null },
+      { public_id: 'p2', small: null, mid: null, code: null, fixed: null, price: null, _mismatched: { small: 32768, mid: 2147483648, code: 'abcdef', fixed: 'abcd', price: 1000 } },
+      { public_id: 'p3', small: null, mid: 7, code: null, fixed: null, price: null, _mismatched: { small: -32769, code: 'abcde ', price: 1.234 } },
+      { public_id: 'p4', small: null, mid: null, code: null, fixed: null, price: null, _mismatched: { small: 99999, code: 'toolong' } },
     ]);
     assert.deepEqual(notices.map((n) => n.message), [
-      ['small', 'smallint'], ['mid', 'integer'], ['code', 'character varying(5)'], ['fixed', 'character(3)'],
+      ['small', 'smallint'], ['mid', 'integer'], ['code', 'character varying(5)'], ['fixed', 'character(3)'], ['price', 'numeric(5,2)'],
     ].map(([name, type]) => `a.d57: ${name} had a value that does not fit its ${type} column; such values are kept in _mismatched`));
   });
 

@@ -177,6 +177,20 @@ function mayHoldRowData(code: string | undefined): boolean {
 }
 
 /**
+ * The message of a data exception (22) without the value it quotes (`invalid input syntax for
+ * type date: "Jane Doe 1970"`: personal data, in a column made by hand), and the column it was
+ * for, which COPY's context names. Other messages as they are.
+ */
+function withoutValues(message: string, code: string | undefined, where: unknown): string {
+  if (code === undefined || !code.startsWith('22')) return message;
+  const column = typeof where === 'string' ? /, column ([^:]+):/.exec(where)?.[1] : undefined;
+  // From the first quote to the last: a value may hold quotes of its own, which the server
+  // does not escape.
+  const said = message.replace(/"[\s\S]*"/, '"…"');
+  return column === undefined ? `${said} (the value is left out)` : `${said} (column ${column}; the value is left out)`;
+}
+
+/**
  * Any failure of node-postgres as a SinkError naming the database (no password) and what happened,
  * with the password cut out of the message, the server's detail and the cause; a detail that may
  * hold a row's values is left out. `connected`: whether the connection had been made (a socket
@@ -184,24 +198,27 @@ function mayHoldRowData(code: string | undefined): boolean {
  */
 export function sinkErrorOf(error: unknown, target: string, secrets: readonly (string | undefined)[], doing: string, connected = doing !== 'connecting'): SinkError {
   if (error instanceof SinkError) return error;
-  const e = error as { message?: unknown; code?: unknown; detail?: unknown; hint?: unknown };
+  const e = error as { message?: unknown; code?: unknown; detail?: unknown; hint?: unknown; where?: unknown };
   const code = typeof e.code === 'string' ? e.code : undefined;
-  let what = scrub(typeof e.message === 'string' ? e.message : String(error), secrets);
+  let what = withoutValues(scrub(typeof e.message === 'string' ? e.message : String(error), secrets), code, e.where);
   if (code === '28P01' || code === '28000') what = `${what} (check the password: DATABASE_URL's, PGPASSWORD or ~/.pgpass)`;
   else if (code !== undefined && UNREACHABLE.has(code)) {
     what = connected ? `the connection to the server was lost (${code}); run again once the server is back` : `cannot reach the server (${code}); is it running and listening there?`;
   }
   const rowData = mayHoldRowData(code);
   if (typeof e.detail === 'string' && e.detail !== '' && !rowData) what += `; ${scrub(e.detail, secrets)}`;
-  const cause = error instanceof Error ? scrubError(error, secrets, rowData) : undefined;
+  const cause = error instanceof Error ? scrubError(error, secrets, rowData ? code : undefined) : undefined;
   return new SinkError(`PostgreSQL at ${target}: ${doing} failed: ${what}`, cause === undefined ? {} : { cause });
 }
 
-/** A copy of an error with the secrets cut from its message, stack and text fields. */
-function scrubError(error: Error, secrets: readonly (string | undefined)[], rowData: boolean): Error {
-  const copy = new Error(scrub(error.message, secrets));
+/** A copy of an error with the secrets cut from its message, stack and text fields; `rowDataCode`:
+ * the code of an error that may quote a row's values, which are left out too. */
+function scrubError(error: Error, secrets: readonly (string | undefined)[], rowDataCode: string | undefined): Error {
+  const rowData = rowDataCode !== undefined;
+  const message = withoutValues(scrub(error.message, secrets), rowDataCode, (error as { where?: unknown }).where);
+  const copy = new Error(message);
   copy.name = error.name;
-  copy.stack = scrub(error.stack ?? `${error.name}: ${error.message}`, secrets);
+  copy.stack = rowData ? `${error.name}: ${message}` : scrub(error.stack ?? `${error.name}: ${error.message}`, secrets);
   const keys = ['code', 'detail', 'hint', 'severity', 'table', 'column', 'constraint', 'where'] as const;
   for (const key of rowData ? keys.filter((k) => k !== 'detail' && k !== 'where') : keys) {
     const value = (error as unknown as Record<string, unknown>)[key];

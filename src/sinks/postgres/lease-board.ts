@@ -163,6 +163,10 @@ export class PgLeaseBoard implements LeaseBoard {
   }
 
   async commit(dataset: SinkDataset, claim: Claim, rows: readonly ExportRow[], state: DatasetState, done: boolean): Promise<void> {
+    // Made here when missing, since a part's first commit comes once the service answered for the
+    // dataset; in a short transaction of its own, so that the schema's DDL lock is not held
+    // through the commit's rows (other workers' first commits wait for it).
+    await this.#store.ensureTable(dataset);
     await this.#store.transaction(async (q) => {
       // The part's row is locked first: a worker claiming it meanwhile skips it, and a part another
       // worker took over fails the whole transaction, rows included.
@@ -170,9 +174,6 @@ export class PgLeaseBoard implements LeaseBoard {
         `SELECT 1 FROM ${this.#parts} WHERE key = $1 AND load_id = $2 AND part = $3 AND owner = $4 AND status = 'leased' FOR UPDATE`,
         [dataset.key, claim.loadId, claim.part, this.worker]);
       if (held.rows.length === 0) throw new LeaseLostError(`${dataset.code}: part ${claim.part} was taken over by another worker; its pages are theirs now`);
-      // Made here when missing: the part's first commit (its first page, or its end) comes once
-      // the service answered for the dataset.
-      await q.ensureTable(dataset);
       if (rows.length > 0) await q.mergeRows(dataset, rows);
       await q.query(
         `UPDATE ${this.#parts} SET state = $5, pages = pages + $6, rows = rows + $7,

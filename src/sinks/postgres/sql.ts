@@ -57,11 +57,13 @@ export function columnTypeOf(pgType: string): ColumnType {
   return 'text';
 }
 
-/** What a column of a narrower type than the sink's own holds: whole numbers in a range, or texts
- * of at most so many characters. */
+/** What a column of a narrower type than the sink's own holds: whole numbers in a range, texts
+ * of at most so many characters, or numbers of at most `digits` digits, `scale` of them after the
+ * point (numeric(p,s), which would round the others). */
 export type ColumnLimit =
   | { kind: 'range'; min: number; max: number }
-  | { kind: 'length'; max: number };
+  | { kind: 'length'; max: number }
+  | { kind: 'decimal'; digits: number; scale: number };
 
 /** A column as the PostgreSQL sink knows it: its type, the limit of a narrower column made by
  * hand, and its PostgreSQL type as format_type writes it (for messages). */
@@ -79,7 +81,10 @@ const INTEGER_RANGES: Record<string, ColumnLimit> = {
 export function pgColumnOf(name: string, pgType: string): PgColumn {
   const t = pgType.toLowerCase();
   const length = /^(?:character varying|character)\((\d+)\)$/.exec(t);
-  const limit = INTEGER_RANGES[t] ?? (length === null ? undefined : { kind: 'length' as const, max: Number(length[1]) });
+  const decimal = /^numeric\((\d+),(-?\d+)\)$/.exec(t);
+  const limit = INTEGER_RANGES[t] ??
+    (length !== null ? { kind: 'length' as const, max: Number(length[1]) } : undefined) ??
+    (decimal !== null ? { kind: 'decimal' as const, digits: Number(decimal[1]), scale: Number(decimal[2]) } : undefined);
   return { name, type: columnTypeOf(t), sql: pgType, ...(limit !== undefined && { limit }) };
 }
 
@@ -91,7 +96,21 @@ export function pgColumnOf(name: string, pgType: string): PgColumn {
 export function withinLimit(value: unknown, limit: ColumnLimit | undefined): boolean {
   if (limit === undefined || value === null || value === undefined) return true;
   if (limit.kind === 'range') return typeof value !== 'number' || (value >= limit.min && value <= limit.max);
+  if (limit.kind === 'decimal') return typeof value !== 'number' || fitsDecimal(value, limit.digits, limit.scale);
   return typeof value !== 'string' || characters(value) <= limit.max;
+}
+
+/** Whether numeric(digits, scale) stores the number as it is: no digit below the place of
+ * 10^-scale (it would be rounded away), and at most digits - scale before the point (an overflow). */
+function fitsDecimal(value: number, digits: number, scale: number): boolean {
+  if (!Number.isFinite(value)) return false;
+  // d.ddd × 10^exponent, in the fewest digits that read back as the number.
+  const [mantissa = '', power = '0'] = Math.abs(value).toExponential().split('e');
+  const fraction = mantissa.split('.')[1] ?? '';
+  const exponent = Number(power);
+  const lowestPlace = exponent - fraction.length;
+  const whole = value === 0 ? 0 : Math.max(0, exponent + 1);
+  return lowestPlace >= -scale && whole <= digits - scale;
 }
 
 /** The length of a text in characters, as PostgreSQL counts them in UTF-8 (code points; a lone

@@ -149,6 +149,8 @@ export class PgStore {
    * With `create` false a missing dataset table is left to the first commit (a dataset that turns
    * out unreadable leaves none). Safe to run from several processes at once. */
   async ensureTable(dataset: SinkDataset, create = true): Promise<void> {
+    // Known already (made or learnt by this store): no transaction, no round trip.
+    if (this.#context.tables.has(`${this.#context.schema}.${datasetTable(dataset)}`)) return;
     await this.transaction((tx) => tx.ensureTable(dataset, create));
   }
 

@@ -202,7 +202,7 @@ export class PgTransaction {
     }
     if (!identity.unique) {
       throw new SinkError(`${where} has no primary key or unique index on ${key} alone, so changed rows would be added beside their ` +
-        `earlier versions instead of replacing them; add one first: ALTER TABLE ${this.#typedName(dataset)} ADD PRIMARY KEY (${sqlName(key)})`);
+        `earlier versions instead of replacing them; add one first: CREATE UNIQUE INDEX ON ${this.#typedName(dataset)} (${sqlName(key)})`);
     }
     if (!stored.some((c) => c.name === MISMATCH_COLUMN)) {
       await this.#lockDdl();
