@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import { spawnLender, startSandboxChild, type SandboxChild } from '../helpers/resilience.ts';
 
 describe('lender export into a pipe', { timeout: 120_000 }, () => {
@@ -19,8 +19,9 @@ describe('lender export into a pipe', { timeout: 120_000 }, () => {
     await sandbox.stop();
   });
 
-  it('a reader that closes the pipe after the first line ends the export quietly, exit 0', async () => {
-    const child = spawnLender(['export', 'D07', '--limit', '50'], { env: sandbox.env() });
+  /** `lender export ...args` whose reader takes the first line and closes the pipe. */
+  async function readOneLine(args: string[]): Promise<{ first: string; code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+    const child = spawnLender(['export', ...args], { env: sandbox.env() });
     child.stdin!.end();
     let stderr = '';
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
@@ -32,52 +33,39 @@ describe('lender export into a pipe', { timeout: 120_000 }, () => {
     }
     // Leaving the loop destroys the read end: the export's next write meets a closed pipe.
     child.stdout!.destroy();
-    assert.equal(typeof JSON.parse(first.split('\n', 1)[0]!).public_id, 'string');
     const [code, signal] = await exited;
+    return { first: first.split('\n', 1)[0]!, code, signal, stderr };
+  }
+
+  async function statePathIn(t: TestContext): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), 'lender-export-pipe-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    return join(dir, 'd07.state.json');
+  }
+
+  it('a reader that closes the pipe after the first line ends the export quietly, exit 0', async () => {
+    const { first, code, signal, stderr } = await readOneLine(['D07', '--limit', '50']);
+    assert.equal(typeof JSON.parse(first).public_id, 'string');
     assert.equal(signal, null);
     assert.equal(code, 0, stderr);
     assert.doesNotMatch(stderr, /EPIPE|Error|error/);
   });
 
   it('with --state, the same early close is a failure saying the state may be ahead of what was read (exit 1)', async (t) => {
-    const dir = await mkdtemp(join(tmpdir(), 'lender-export-pipe-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
-    const statePath = join(dir, 'd07.state.json');
-    const child = spawnLender(['export', 'D07', '--limit', '50', '--state', statePath], { env: sandbox.env() });
-    child.stdin!.end();
-    let stderr = '';
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const exited = once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]>;
-    let first = '';
-    for await (const chunk of child.stdout!) {
-      first += String(chunk);
-      if (first.includes('\n')) break;
-    }
-    child.stdout!.destroy();
-    const [code] = await exited;
+    const statePath = await statePathIn(t);
+    const { code, stderr } = await readOneLine(['D07', '--limit', '50', '--state', statePath]);
     assert.equal(code, 1, stderr);
     assert.equal(stderr, `lender export: the reader closed stdout before the export ended; ${statePath} records pages written to the pipe ` +
       'that it may not have read. Write to a file (or use lender sync) when the state must match what was kept.\n');
-    assert.ok(existsSync(statePath), 'pages of 50 rows fit in the pipe: the first ones were taken, and their state saved');
+    // A page of 50 rows (about 15 kB) fits in the pipe: the first was taken, and the export went
+    // on to the next, saving the first's state, before a write met the closed pipe.
+    assert.ok(existsSync(statePath));
   });
 
   it('with --state, a close before any state was saved (a first page larger than the pipe holds) is quiet: exit 0, no state', async (t) => {
-    const dir = await mkdtemp(join(tmpdir(), 'lender-export-pipe-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
-    const statePath = join(dir, 'd07.state.json');
-    // 1,000 rows (about 300 kB) wait for the reader, who takes one line and goes.
-    const child = spawnLender(['export', 'D07', '--limit', '1000', '--state', statePath], { env: sandbox.env() });
-    child.stdin!.end();
-    let stderr = '';
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const exited = once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]>;
-    let first = '';
-    for await (const chunk of child.stdout!) {
-      first += String(chunk);
-      if (first.includes('\n')) break;
-    }
-    child.stdout!.destroy();
-    const [code] = await exited;
+    const statePath = await statePathIn(t);
+    // 1,000 rows (about 300 kB, more than a pipe holds) wait for the reader, who takes one line and goes.
+    const { code, stderr } = await readOneLine(['D07', '--limit', '1000', '--state', statePath]);
     assert.equal(code, 0, stderr);
     assert.equal(stderr, '');
     assert.equal(existsSync(statePath), false, 'nothing was saved: the next run starts from the beginning');

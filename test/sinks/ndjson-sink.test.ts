@@ -118,14 +118,19 @@ describe('ndjsonSink', () => {
     assert.equal(existsSync(`${file}.first-page`), false, 'its own state removes the stale marker');
   });
 
-  it('refuses a file shorter than its state says, naming it, and leaves it as it is', async () => {
-    const out = join(dir, 'short');
+  /** Rows 1 and 2 synced into `out` under a memory state: the store and the file. */
+  async function twoRowsIn(out: string): Promise<{ store: StateStore; file: string }> {
     const store = memoryState();
     const sink = ndjsonSink({ dir: out, state: store });
     await sink.open(D07);
     await sink.commit({ dataset: D07, rows: [row(1), row(2)], state: stateAt(2) });
     await sink.close();
-    const file = join(out, 'D07.ndjson');
+    return { store, file: join(out, 'D07.ndjson') };
+  }
+
+  it('refuses a file shorter than its state says, naming it, and leaves it as it is', async () => {
+    const out = join(dir, 'short');
+    const { store, file } = await twoRowsIn(out);
     writeFileSync(file, JSON.stringify(row(1)) + '\n');
     const again = ndjsonSink({ dir: out, state: store });
     await assert.rejects(again.open(D07), (e: unknown) => e instanceof SinkError && e.message.includes(file) && /changed outside/.test(e.message));
@@ -134,12 +139,7 @@ describe('ndjsonSink', () => {
 
   it('refuses a recorded length that does not end a line (a state edited by hand), leaving the file as it is', async () => {
     const out = join(dir, 'mid-line');
-    const store = memoryState();
-    const sink = ndjsonSink({ dir: out, state: store });
-    await sink.open(D07);
-    await sink.commit({ dataset: D07, rows: [row(1), row(2)], state: stateAt(2) });
-    await sink.close();
-    const file = join(out, 'D07.ndjson');
+    const { store, file } = await twoRowsIn(out);
     const before = readFileSync(file, 'utf8');
     const saved = (await store.load('D07'))!;
     await store.save('D07', { ...saved, fileBytes: saved.fileBytes! - 5 });
