@@ -36,6 +36,8 @@ export function isNestedDeeperThan(value: unknown, max: number = MAX_RECORD_DEPT
   while (objects.length > 0) {
     const current = objects.pop() as object;
     const level = levels.pop() as number;
+    // Own, enumerable or not, on an object, an array or a typed array: JSON.stringify calls it.
+    if (notes !== undefined && hasOwn(current, 'toJSON')) notes.ownToJson = true;
     if (ArrayBuffer.isView(current)) continue;
     if (Array.isArray(current)) {
       for (let i = 0; i < current.length; i++) {
@@ -51,7 +53,6 @@ export function isNestedDeeperThan(value: unknown, max: number = MAX_RECORD_DEPT
     // that runs for every record written.
     for (const key in current) {
       if (!hasOwn(current, key)) continue;
-      if (key === 'toJSON' && notes !== undefined) notes.ownToJson = true;
       const child: unknown = (current as Record<string, unknown>)[key];
       if (typeof child !== 'object' || child === null) continue;
       if (level >= max) return true;

@@ -38,23 +38,25 @@ function firstUnknownFlag(argv: string[], options: Options): string | undefined 
 // The password is never a flag value: a flag would leave it in shell history and `ps` output.
 const PASSWORD_FLAGS = new Set(['--password', '--pass', '--passwd', '--pw']);
 
-/** A misspelt --password (--pasword, --passowrd): meant to carry a password all the same. */
+/** --password in any case, cut short (--passw) or misspelt (--pasword, --passowrd): meant to carry
+ * a password all the same. Short names (--pa, --pages) are not taken for it. */
 function looksLikePassword(flag: string): boolean {
   const name = flag.replace(/^-+/, '').toLowerCase();
-  return name.length >= 6 && editDistance(name, 'password') <= 2;
+  if (PASSWORD_FLAGS.has(`--${name}`)) return true;
+  return name.length >= 4 && ('password'.startsWith(name) || (name.length >= 6 && editDistance(name, 'password') <= 2));
 }
 
 function unknownFlagError(flag: string, options: Options): UsageError {
-  const known = Object.keys(options).map((name) => `--${name}`);
-  const suggestion = flag.startsWith('--') ? closestName(flag, known) : undefined;
-  const password = PASSWORD_FLAGS.has(flag) || (suggestion === undefined && looksLikePassword(flag));
-  if (password && Object.hasOwn(options, 'password-file')) {
+  // Before any suggestion: "did you mean --password-file?" would have the password given as a file name.
+  if (looksLikePassword(flag) && Object.hasOwn(options, 'password-file')) {
     return new UsageError(
       `there is no ${flag} flag, so a password never lands in shell history or the process list: ` +
         'put it in a file and pass --password-file FILE, or set LENDER_PASSWORD',
       { pointToHelp: false },
     );
   }
+  const known = Object.keys(options).map((name) => `--${name}`);
+  const suggestion = flag.startsWith('--') ? closestName(flag, known) : undefined;
   if (suggestion !== undefined) return new UsageError(`unknown option ${flag}; did you mean ${suggestion}?`, { pointToHelp: false });
   return new UsageError(`unknown option ${flag}`);
 }

@@ -120,6 +120,9 @@ describe('account schema', () => {
     const phone = { number: '+971500000000', toJSON: () => ({ number: 12 }) };
     assert.deepEqual(errorsOf({ ...valid, phones: [phone] }), [message]);
     assert.deepEqual(errorsOf({ ...valid, additionalData: { note: { toJSON: () => 'x' } } }), [message]);
+    // Not enumerable, or on an array: JSON.stringify calls it all the same.
+    assert.deepEqual(errorsOf(Object.defineProperty({ ...valid }, 'toJSON', { value: () => ({}), enumerable: false })), [message]);
+    assert.deepEqual(errorsOf({ ...valid, phones: Object.assign([{ number: '+971500000000' }], { toJSON: () => [] }) }), [message]);
     const flag = validateStatusUpdate({ status: 5, debtorCompanyId: 'C', accountId: 'A', toJSON: () => ({}) });
     assert.deepEqual(!flag.ok && flag.errors, [message]);
     // A class instance's fields are copied into the value sent; its prototype's toJSON stays behind.
