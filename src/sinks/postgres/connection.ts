@@ -184,10 +184,17 @@ function mayHoldRowData(code: string | undefined): boolean {
 function withoutValues(message: string, code: string | undefined, where: unknown): string {
   if (code === undefined || !code.startsWith('22')) return message;
   const column = typeof where === 'string' ? /, column ([^:]+):/.exec(where)?.[1] : undefined;
-  // From the first quote to the last: a value may hold quotes of its own, which the server
-  // does not escape.
-  const said = message.replace(/"[\s\S]*"/, '"…"');
-  return column === undefined ? `${said} (the value is left out)` : `${said} (column ${column}; the value is left out)`;
+  // The value is quoted last ('…for type date: "V"'), or as 'value "V" is out of range…' /
+  // 'invalid value "V" for "YYYY"'; it may hold quotes of its own, which the server does not
+  // escape. A character the database's encoding cannot store is told by its bytes: left out too.
+  let said = code === '22021' || code === '22P05'
+    ? "a value holds a character that the database's encoding cannot store"
+    : message.replace(/: "[\s\S]*"$/, ': "…"').replace(/value "[\s\S]*"( is out of range for type [\w ()]+| for "[^"]*")$/, 'value "…"$1');
+  // Quoted in some other way: everything between the first quote and the last goes.
+  if (said === message) said = message.replace(/"[\s\S]*"/, '"…"');
+  const cut = said !== message;
+  const notes = [...(column === undefined ? [] : [`column ${column}`]), ...(cut ? ['the value is left out'] : [])];
+  return notes.length === 0 ? said : `${said} (${notes.join('; ')})`;
 }
 
 /**

@@ -104,13 +104,14 @@ export function withinLimit(value: unknown, limit: ColumnLimit | undefined): boo
  * 10^-scale (it would be rounded away), and at most digits - scale before the point (an overflow). */
 function fitsDecimal(value: number, digits: number, scale: number): boolean {
   if (!Number.isFinite(value)) return false;
-  // d.ddd × 10^exponent, in the fewest digits that read back as the number.
+  if (value === 0) return true;
+  // d.ddd × 10^exponent, in the fewest digits that read back as the number: its highest digit is
+  // at 10^exponent, its lowest at 10^(exponent - decimals written). numeric(p,s) holds digits from
+  // 10^(p-s-1) down to 10^-s (s may be negative, or above p).
   const [mantissa = '', power = '0'] = Math.abs(value).toExponential().split('e');
-  const fraction = mantissa.split('.')[1] ?? '';
   const exponent = Number(power);
-  const lowestPlace = exponent - fraction.length;
-  const whole = value === 0 ? 0 : Math.max(0, exponent + 1);
-  return lowestPlace >= -scale && whole <= digits - scale;
+  const lowestPlace = exponent - (mantissa.split('.')[1] ?? '').length;
+  return lowestPlace >= -scale && exponent + 1 <= digits - scale;
 }
 
 /** The length of a text in characters, as PostgreSQL counts them in UTF-8 (code points; a lone
@@ -147,8 +148,11 @@ export function addColumnsSql(table: string, columns: readonly Column[]): string
 }
 
 /** A temporary table of the connection with the staged columns, emptied at each commit. */
-export function createStageSql(stage: string, columns: readonly Column[]): string {
-  return `CREATE TEMP TABLE ${ident(stage)} (${columns.map((c) => `${ident(c.name)} ${sqlType(c.type)}`).join(', ')}) ON COMMIT DELETE ROWS`;
+/** The staging table, each column of the type of the table's own (a column made by hand keeps its
+ * type: a numeric(p,s) staged as double precision would lose digits in the merge, and a date
+ * staged as text would not go into a date column at all). */
+export function createStageSql(stage: string, columns: readonly PgColumn[]): string {
+  return `CREATE TEMP TABLE ${ident(stage)} (${columns.map((c) => `${ident(c.name)} ${c.sql ?? sqlType(c.type)}`).join(', ')}) ON COMMIT DELETE ROWS`;
 }
 
 /** `table`: a quoted name (the staging table's, or a dataset's table for a COPY straight in). */

@@ -340,7 +340,7 @@ export class PgTransaction {
    * cost more than the COPY itself. Made anew when the columns changed. The statements that make
    * or empty it go with the COPY.
    */
-  #stage(dataset: SinkDataset, columns: readonly Column[]): string {
+  #stage(dataset: SinkDataset, columns: readonly PgColumn[]): string {
     const name = `${STAGE_PREFIX}${datasetTable(dataset)}`;
     const quoted = `pg_temp.${ident(name)}`;
     const stages = this.#store.stagesOf(this.#client);
