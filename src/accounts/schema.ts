@@ -43,8 +43,15 @@ const REQUIRED = 'is required';
 const NOT_A_STRING = 'must be a string';
 const NOT_A_DATE = 'must be a valid date in dd/MM/yyyy format';
 const NOT_A_NUMBER = 'must be a valid number';
-// What toDecimalString (normalize.ts) leaves a number for; any other number is NOT_A_NUMBER.
+// What toDecimalString (normalize.ts) leaves a number for; any other number reaches the schema
+// only when it is used directly, without the normalising.
 const INEXACT_NUMBER = `is a number with more than ${EXACT_DIGITS} significant digits, which JSON numbers do not keep exactly; give it as a string`;
+const NUMBER_NOT_TEXT = 'must be a string holding a decimal, such as "100.50"';
+
+function moneyMessage(input: unknown): string {
+  if (isInexactNumber(input)) return INEXACT_NUMBER;
+  return typeof input === 'number' && Number.isFinite(input) ? NUMBER_NOT_TEXT : NOT_A_NUMBER;
+}
 
 const absent = (input: unknown): boolean => input === undefined || input === null;
 
@@ -69,7 +76,7 @@ function date(opts: { required: boolean; allowEmpty?: boolean }) {
 
 function money(required: boolean) {
   const base = z
-    .string({ error: (iss) => (absent(iss.input) ? REQUIRED : isInexactNumber(iss.input) ? INEXACT_NUMBER : NOT_A_NUMBER) })
+    .string({ error: (iss) => (absent(iss.input) ? REQUIRED : moneyMessage(iss.input)) })
     .superRefine((value, ctx) => {
       if (required && value === '') ctx.addIssue({ code: 'custom', message: REQUIRED });
       else if (!isMoneyString(value)) ctx.addIssue({ code: 'custom', message: NOT_A_NUMBER });

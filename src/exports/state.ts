@@ -1,6 +1,6 @@
 // Load state of each dataset and the stores that keep it. A store maps a key (the dataset code,
 // or "S1/D03" when addressed by section) to the JSON document below.
-import { lstatSync, readlinkSync } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { nextTurn } from '../core/next-turn.ts';
 import { ownField, withField } from '../core/own-fields.ts';
@@ -108,11 +108,14 @@ export function memoryState(initial: Record<string, DatasetState> = {}): StateSt
  * other name would take a lock of its own. */
 function followLink(path: string): string {
   let target = path;
-  // Link by link (not realpath, which would also rewrite the folders above it); a loop ends.
+  // Link by link (not realpath of the file, which would also rewrite the folders above a path
+  // that is no link); a loop ends.
   for (let hops = 0; hops < 40; hops += 1) {
     try {
       if (!lstatSync(target).isSymbolicLink()) return target;
-      target = resolve(dirname(target), readlinkSync(target));
+      // A relative link is read from the folder the link really is in: `..` there is that
+      // folder's parent, not the parent in the path as written.
+      target = resolve(realpathSync(dirname(target)), readlinkSync(target));
     } catch {
       // Not there yet: the file is made where the links lead.
       return target;

@@ -190,10 +190,11 @@ describe('normalisation of friendly input', () => {
     assert.deepEqual(errorsOf(JSON.parse(line)), [`principal ${message}`]);
     assert.deepEqual(errorsOf({ ...valid, fees: 0.1 + 0.2 }), [`fees ${message}`]);
     assert.deepEqual(errorsOf({ ...valid, principal: Number.NaN }), ['principal must be a valid number']);
-    // The schemas used directly (without the normalising) say the same of such a number, and of
-    // any other number what they always said.
-    const direct = accountSchema.safeParse({ ...valid, principal: 100, fees: 0.1 + 0.2 });
-    assert.deepEqual(!direct.success && direct.error.issues.map((i) => `${String(i.path[0])} ${i.message}`).sort(), [`fees ${message}`, 'principal must be a valid number']);
+    // The schemas used directly (without the normalising) say the same of such a number, and that
+    // any other number must be given as text.
+    const direct = accountSchema.safeParse({ ...valid, principal: 100, fees: 0.1 + 0.2, interest: Number.NaN });
+    assert.deepEqual(!direct.success && direct.error.issues.map((i) => `${String(i.path[0])} ${i.message}`).sort(),
+      [`fees ${message}`, 'interest must be a valid number', 'principal must be a string holding a decimal, such as "100.50"']);
     assert.deepEqual(errorsOf({ ...valid, principal: '12345678901234567.89' }), [], 'as a string, every digit is kept');
   });
 

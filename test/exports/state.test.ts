@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { lstat, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { realpathSync } from 'node:fs';
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../src/core/errors.ts';
@@ -65,7 +66,7 @@ test('a state file given through a symbolic link: saved where the link points, t
   await fileState(real).save('D07', state('1'));
   await symlink(real, link);
   const viaLink = fileState(link);
-  assert.equal(viaLink.path, real);
+  assert.equal(viaLink.path, realpathSync(real));
   await viaLink.save('D07', state('2'));
   assert.ok((await lstat(link)).isSymbolicLink(), 'the link is still a link');
   assert.deepEqual(await fileState(real).load('D07'), state('2'));
@@ -81,6 +82,13 @@ test('a state file given through a symbolic link: saved where the link points, t
   await fileState(join(dir, 'first.json')).save('D07', state('3'));
   assert.ok((await lstat(join(dir, 'first.json'))).isSymbolicLink());
   assert.deepEqual(await fileState(join(dir, 'later.json')).load('D07'), state('3'));
+  // A relative link with `..`, reached through a linked folder: `..` is the real folder's parent.
+  await mkdir(join(dir, 'real', 'sub'), { recursive: true });
+  await mkdir(join(dir, 'real', 'other'));
+  await symlink(join(dir, 'real', 'sub'), join(dir, 'folder'));
+  await symlink('../other/state.json', join(dir, 'real', 'sub', 'state.json'));
+  await fileState(join(dir, 'folder', 'state.json')).save('D07', state('4'));
+  assert.deepEqual(await fileState(join(dir, 'real', 'other', 'state.json')).load('D07'), state('4'));
 });
 
 test('the memory store keeps a copy, not the caller object', async () => {

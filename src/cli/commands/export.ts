@@ -44,7 +44,7 @@ ${MIN_SPLIT_HELP}
                         what changed since (incremental); the file is created if missing
                         (mode 600), and FILE.lock beside it keeps a second run of the same
                         state from starting while this one runs. A pipe closed before the end
-                        (| head) then exits 1: the state may be ahead of what was read
+                        (| head) once a state was saved exits 1: it may be ahead of what was read
   --progress            progress on stderr even when it is not a terminal
   -h, --help            this text
 
