@@ -177,23 +177,19 @@ function mayHoldRowData(code: string | undefined): boolean {
 }
 
 /**
- * The message of a data exception (22) without the value it quotes (`invalid input syntax for
- * type date: "Jane Doe 1970"`: personal data, in a column made by hand), and the column it was
- * for, which COPY's context names. Other messages as they are.
+ * The message of a data exception (22) without the value it may quote (`invalid input syntax for
+ * type date: "Jane Doe 1970"`: personal data, in a column made by hand): cut at its first quote,
+ * whatever the server's language quotes with (", », «, „). A character the database's encoding
+ * cannot store is told by its bytes: left out too. The column COPY's context names is added.
  */
 function withoutValues(message: string, code: string | undefined, where: unknown): string {
   if (code === undefined || !code.startsWith('22')) return message;
   const column = typeof where === 'string' ? /, column ([^:]+):/.exec(where)?.[1] : undefined;
-  // The value is quoted last ('…for type date: "V"'), or as 'value "V" is out of range…' /
-  // 'invalid value "V" for "YYYY"'; it may hold quotes of its own, which the server does not
-  // escape. A character the database's encoding cannot store is told by its bytes: left out too.
-  let said = code === '22021' || code === '22P05'
-    ? "a value holds a character that the database's encoding cannot store"
-    : message.replace(/: "[\s\S]*"$/, ': "…"').replace(/value "[\s\S]*"( is out of range for type [\w ()]+| for "[^"]*")$/, 'value "…"$1');
-  // Quoted in some other way: everything between the first quote and the last goes.
-  if (said === message) said = message.replace(/"[\s\S]*"/, '"…"');
-  const cut = said !== message;
-  const notes = [...(column === undefined ? [] : [`column ${column}`]), ...(cut ? ['the value is left out'] : [])];
+  const quote = message.search(/["»«„“]/);
+  const encoding = code === '22021' || code === '22P05';
+  const said = encoding ? "a value holds a character that the database's encoding cannot store" : quote < 0 ? message : `${message.slice(0, quote).trimEnd()} …`;
+  const cut = !encoding && said !== message;
+  const notes = [...(column === undefined ? [] : [`column ${column}`]), ...(cut ? ['the rest is left out: it may quote the value'] : [])];
   return notes.length === 0 ? said : `${said} (${notes.join('; ')})`;
 }
 

@@ -66,10 +66,12 @@ export type ColumnLimit =
   | { kind: 'decimal'; digits: number; scale: number };
 
 /** A column as the PostgreSQL sink knows it: its type, the limit of a narrower column made by
- * hand, and its PostgreSQL type as format_type writes it (for messages). */
+ * hand, and its PostgreSQL type as format_type writes it (for messages), with `staged` set when
+ * that type is one of PostgreSQL's own (the staging table then takes it, see createStageSql). */
 export interface PgColumn extends Column {
   limit?: ColumnLimit;
   sql?: string;
+  staged?: boolean;
 }
 
 const INTEGER_RANGES: Record<string, ColumnLimit> = {
@@ -77,15 +79,16 @@ const INTEGER_RANGES: Record<string, ColumnLimit> = {
   integer: { kind: 'range', min: -2147483648, max: 2147483647 },
 };
 
-/** An existing column: its type (columnTypeOf) and the limit of its PostgreSQL type, if any. */
-export function pgColumnOf(name: string, pgType: string): PgColumn {
+/** An existing column: its type (columnTypeOf) and the limit of its PostgreSQL type, if any;
+ * `builtIn`: the type is one of PostgreSQL's own (in pg_catalog, not a domain). */
+export function pgColumnOf(name: string, pgType: string, builtIn = false): PgColumn {
   const t = pgType.toLowerCase();
   const length = /^(?:character varying|character)\((\d+)\)$/.exec(t);
   const decimal = /^numeric\((\d+),(-?\d+)\)$/.exec(t);
   const limit = INTEGER_RANGES[t] ??
     (length !== null ? { kind: 'length' as const, max: Number(length[1]) } : undefined) ??
     (decimal !== null ? { kind: 'decimal' as const, digits: Number(decimal[1]), scale: Number(decimal[2]) } : undefined);
-  return { name, type: columnTypeOf(t), sql: pgType, ...(limit !== undefined && { limit }) };
+  return { name, type: columnTypeOf(t), sql: pgType, ...(builtIn && { staged: true }), ...(limit !== undefined && { limit }) };
 }
 
 /**
@@ -148,11 +151,17 @@ export function addColumnsSql(table: string, columns: readonly Column[]): string
 }
 
 /** A temporary table of the connection with the staged columns, emptied at each commit. */
-/** The staging table, each column of the type of the table's own (a column made by hand keeps its
- * type: a numeric(p,s) staged as double precision would lose digits in the merge, and a date
- * staged as text would not go into a date column at all). */
+/**
+ * The staging table. A column of one of PostgreSQL's own types is staged in that type, so that a
+ * column made by hand gets its values as a COPY straight in would give them (a numeric(p,s) staged
+ * as double precision would lose digits in the merge, a date staged as text would not go into a
+ * date column at all). Any other (a domain, an enum, a type of the database's own) in the sink's
+ * type for its values, as the merge casts them: naming such a type needs a right to use it (and
+ * its schema) that the table's owner may not have given the sync's user.
+ */
 export function createStageSql(stage: string, columns: readonly PgColumn[]): string {
-  return `CREATE TEMP TABLE ${ident(stage)} (${columns.map((c) => `${ident(c.name)} ${c.sql ?? sqlType(c.type)}`).join(', ')}) ON COMMIT DELETE ROWS`;
+  const typeOf = (c: PgColumn): string => (c.staged === true && c.sql !== undefined ? c.sql : sqlType(c.type));
+  return `CREATE TEMP TABLE ${ident(stage)} (${columns.map((c) => `${ident(c.name)} ${typeOf(c)}`).join(', ')}) ON COMMIT DELETE ROWS`;
 }
 
 /** `table`: a quoted name (the staging table's, or a dataset's table for a COPY straight in). */

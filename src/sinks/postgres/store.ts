@@ -110,6 +110,10 @@ export class PgStore {
       database: settings.database,
       ssl: settings.ssl,
       application_name: settings.applicationName ?? opts.applicationName ?? 'lender-streams',
+      // The service writes dates dd/MM/yyyy: a date column made by hand reads them so (under the
+      // server's usual MDY, 05/03/1980 would be 3 May, and 31/12/1980 refused). ISO input and
+      // every output are the same in either.
+      options: '-c DateStyle=ISO,DMY',
       max: opts.maxConnections ?? 1,
       // An address that never answers fails in a while instead of at the TCP timeout; keepalive
       // finds a connection that died in between.

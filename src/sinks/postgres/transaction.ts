@@ -439,15 +439,17 @@ export class PgTransaction {
    * covers that column alone: what INSERT ... ON CONFLICT (column) needs.
    */
   async #storedColumns(dataset: SinkDataset): Promise<(PgColumn & { unique: boolean })[]> {
-    const r = await this.#run<{ name: string; type: string; unique: boolean }>(
-      'SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, EXISTS (SELECT 1 FROM pg_index i ' +
+    const r = await this.#run<{ name: string; type: string; builtin: boolean; unique: boolean }>(
+      'SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, ' +
+        "EXISTS (SELECT 1 FROM pg_type t WHERE t.oid = a.atttypid AND t.typnamespace = 'pg_catalog'::regnamespace AND t.typtype = 'b') AS builtin, " +
+        'EXISTS (SELECT 1 FROM pg_index i ' +
         'WHERE i.indrelid = c.oid AND i.indisunique AND i.indimmediate AND i.indisvalid AND i.indnkeyatts = 1 ' +
         'AND i.indkey[0] = a.attnum AND i.indpred IS NULL AND i.indexprs IS NULL) AS unique ' +
         'FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_attribute a ON a.attrelid = c.oid ' +
         'WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum',
       [this.#store.schema, datasetTable(dataset)], 'reading the columns',
     );
-    return r.rows.map((c) => ({ ...pgColumnOf(c.name, c.type), unique: c.unique }));
+    return r.rows.map((c) => ({ ...pgColumnOf(c.name, c.type, c.builtin), unique: c.unique }));
   }
 
   #defer(sql: string, doing: string): void {
