@@ -39,11 +39,11 @@ function firstUnknownFlag(argv: string[], options: Options): string | undefined 
 const PASSWORD_FLAGS = new Set(['--password', '--pass', '--passwd', '--pw']);
 
 /** --password in any case, cut short (--passw) or misspelt (--pasword, --passowrd): meant to carry
- * a password all the same. Short names (--pa, --pages) are not taken for it. */
+ * a password all the same. Shorter names (--pa) and others (--pages) are not taken for it. */
 function looksLikePassword(flag: string): boolean {
   const name = flag.replace(/^-+/, '').toLowerCase();
   if (PASSWORD_FLAGS.has(`--${name}`)) return true;
-  return name.length >= 4 && ('password'.startsWith(name) || (name.length >= 6 && editDistance(name, 'password') <= 2));
+  return name.length >= 3 && ('password'.startsWith(name) || (name.length >= 6 && editDistance(name, 'password') <= 2));
 }
 
 function unknownFlagError(flag: string, options: Options): UsageError {

@@ -1,7 +1,7 @@
 // Load state of each dataset and the stores that keep it. A store maps a key (the dataset code,
 // or "S1/D03" when addressed by section) to the JSON document below.
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, sep } from 'node:path';
 import { nextTurn } from '../core/next-turn.ts';
 import { ownField, withField } from '../core/own-fields.ts';
 import type { ValueMark } from './highwater.ts';
@@ -108,20 +108,28 @@ export function memoryState(initial: Record<string, DatasetState> = {}): StateSt
  * other name would take a lock of its own. */
 function followLink(path: string): string {
   let target = path;
-  // Link by link (not realpath of the file, which would also rewrite the folders above a path
-  // that is no link); a loop ends.
+  let followed = false;
+  // Link by link, the kernel reading each path (realpathSync.native: Node's own would first
+  // collapse `..` in the text, which after a linked folder is not the real parent); a loop ends.
   for (let hops = 0; hops < 40; hops += 1) {
+    let text: string;
     try {
-      if (!lstatSync(target).isSymbolicLink()) return target;
-      // A relative link is read from the folder the link really is in: `..` there is that
-      // folder's parent, not the parent in the path as written.
-      target = resolve(realpathSync(dirname(target)), readlinkSync(target));
+      if (!lstatSync(target).isSymbolicLink()) break;
+      text = readlinkSync(target);
     } catch {
       // Not there yet: the file is made where the links lead.
-      return target;
+      break;
     }
+    target = isAbsolute(text) ? text : `${realpathSync.native(dirname(target))}${sep}${text}`;
+    followed = true;
   }
-  return path;
+  if (!followed) return path;
+  try {
+    // A plain path for messages and for the lock's name, the same whichever name led here.
+    return join(realpathSync.native(dirname(target)), basename(target));
+  } catch {
+    return target;
+  }
 }
 
 // One counter for every store of this process: two stores of the same path (a second one opened

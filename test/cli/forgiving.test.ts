@@ -55,7 +55,7 @@ describe('an unknown flag', () => {
   it('--password points to --password-file and LENDER_PASSWORD, and never repeats the value', async () => {
     for (const args of [['catalog', '--password=hunter2-do-not-echo'], ['push', '--password', 'hunter2-do-not-echo'], ['repl', '--password', 'x'],
       ['export', 'D07', '--pasword=hunter2-do-not-echo'], ['sync', '--passowrd', 'hunter2-do-not-echo'], ['push', '--PASSWORD', 'hunter2-do-not-echo'],
-      ['push', '--passwor', 'hunter2-do-not-echo'], ['push', '--Pass', 'hunter2-do-not-echo']]) {
+      ['push', '--passwor', 'hunter2-do-not-echo'], ['push', '--Pass', 'hunter2-do-not-echo'], ['catalog', '--pas', 'hunter2-do-not-echo']]) {
       const r = await lender(args);
       assert.equal(r.code, 2, r.stderr);
       assert.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr);

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -89,6 +89,12 @@ test('a state file given through a symbolic link: saved where the link points, t
   await symlink('../other/state.json', join(dir, 'real', 'sub', 'state.json'));
   await fileState(join(dir, 'folder', 'state.json')).save('D07', state('4'));
   assert.deepEqual(await fileState(join(dir, 'real', 'other', 'state.json')).load('D07'), state('4'));
+  // `..` inside the link's own text, after a linked folder: also the real folder's parent.
+  await symlink('folder/../other/state.json', join(dir, 'via.json'));
+  await fileState(join(dir, 'via.json')).save('D07', state('5'));
+  assert.deepEqual(await fileState(join(dir, 'real', 'other', 'state.json')).load('D07'), state('5'));
+  assert.equal(fileState(join(dir, 'via.json')).path, join(realpathSync(join(dir, 'real', 'other')), 'state.json'));
+  assert.equal(existsSync(join(dir, 'other')), false, 'no folder made where the path, read as text, would lead');
 });
 
 test('the memory store keeps a copy, not the caller object', async () => {
