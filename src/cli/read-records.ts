@@ -36,9 +36,10 @@ Sending:
   --concurrency N       requests in flight, 1..32 (default 2)
   --delivery-timeout D  time allowed to deliver each batch, from its first request: 2m, 90s,
                         500ms, or a number of milliseconds (default 2m). A 5xx, 504, 429 or
-                        dropped connection is retried with jittered backoff until then (the records are
-                        upserts, so a resend is harmless); the batch's records are then rejected
-                        as failed with the last error. Logging in is retried within it too
+                        dropped connection is retried with jittered backoff until then (the
+                        records are upserts, so a resend is harmless); the batch's records are
+                        then rejected as failed with the last error. Logging in is retried
+                        within it too
   --max-attempts N      also stop after N attempts per request of records, counting the first
                         (default: no count, only --delivery-timeout); 1 turns retries off
 Output:

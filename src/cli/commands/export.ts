@@ -77,8 +77,8 @@ const command: Command = {
     // Taken before anything is sent or written: a second run of the same state stops at once.
     const lock = await state?.lock();
     try {
-      // A closed pipe (`| head`) ends the export quietly: the reader has all it wanted (with
-      // --state, not quietly: see below).
+      // A closed pipe (`| head`) ends the export quietly: the reader has all it wanted (unless a
+      // state was saved meanwhile: see below).
       const stop = new AbortController();
       let pipeClosed = false;
       const onStdoutError = (error: NodeJS.ErrnoException) => {
