@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FaultKind, FaultSettings, Route, RouteResponse } from './contracts.ts';
 import { FAULT_KINDS, validateFaultRates } from './faults-spec.ts';
 import { validateLatency, validateTokenTtl } from './options.ts';
-import { failure } from './responses.ts';
+import { failure, RETRY_AFTER_SECONDS } from './responses.ts';
 
 /** One draw decides between the kinds (their rates are exclusive outcomes summing to <= 1). */
 export function pickFault(rates: FaultSettings['faults'], random: () => number = Math.random): FaultKind | undefined {
@@ -31,12 +31,9 @@ export async function applyLatency(ms: number, signal: AbortSignal): Promise<voi
   await sleep(ms, undefined, { signal }).catch(() => undefined);
 }
 
-/** Seconds an injected 429 asks the client to wait. */
-export const RATE_LIMIT_RETRY_AFTER_SECONDS = 1;
-
 export function faultResponse(kind: Exclude<FaultKind, 'reset'>, route: Route, requestId: string): RouteResponse {
   // A gateway that rate-limits says when to come back.
-  if (kind === '429') return failure(route.auth, 429, requestId, { 'retry-after': String(RATE_LIMIT_RETRY_AFTER_SECONDS) });
+  if (kind === '429') return failure(route.auth, 429, requestId, { 'retry-after': String(RETRY_AFTER_SECONDS) });
   return failure(route.auth, Number(kind) as 500 | 503 | 504, requestId);
 }
 

@@ -44,7 +44,8 @@ export function failure(
   return auth === 'export' ? exportError(status, text.message, requestId, headers) : json(status, { error: text.error }, headers);
 }
 
-/** Seconds a client is asked to wait when the sandbox is at its connection or buffer limit. */
+/** Seconds a client is asked to wait (Retry-After) when the sandbox is at its connection or buffer
+ * limit, and by an injected 429. */
 export const RETRY_AFTER_SECONDS = 1;
 
 /** The documented 503 of the route kind, with Retry-After: the sandbox is at one of its limits. */

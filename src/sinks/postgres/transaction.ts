@@ -211,7 +211,7 @@ export class PgTransaction {
       this.#effects.notices.push({ dataset: dataset.code, kind: 'column-added', message: `${table}: new column ${MISMATCH_COLUMN} (json)` });
       stored = await this.#storedColumns(dataset);
     }
-    return stored.filter((c) => c.name !== MISMATCH_COLUMN).map(({ unique: _, ...column }) => column);
+    return dataColumns(stored);
   }
 
   /**
@@ -430,7 +430,7 @@ export class PgTransaction {
 
   /** The table's columns as they are in the database (without `_mismatched`). */
   async #columnsOf(dataset: SinkDataset): Promise<PgColumn[]> {
-    return (await this.#storedColumns(dataset)).filter((c) => c.name !== MISMATCH_COLUMN).map(({ unique: _, ...column }) => column);
+    return dataColumns(await this.#storedColumns(dataset));
   }
 
   /**
@@ -483,6 +483,11 @@ export class PgTransaction {
       throw this.#store.error(error, doing);
     }
   }
+}
+
+/** The stored columns as the table's shape takes them: without `_mismatched`, without the index. */
+function dataColumns(stored: readonly (PgColumn & { unique: boolean })[]): PgColumn[] {
+  return stored.filter((c) => c.name !== MISMATCH_COLUMN).map(({ unique: _, ...column }) => column);
 }
 
 /** Columns with a limit (a narrower column made by hand) that a value of the rows, of the
