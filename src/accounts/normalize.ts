@@ -66,8 +66,9 @@ export function isInexactNumber(value: unknown): value is number {
  * with the digits JavaScript writes for it: 1.5e-21 is 0.0000000000000000000015, not 0. An
  * inexact one (isInexactNumber) is left a number, which the schema refuses saying why. */
 export function toDecimalString(value: unknown): unknown {
-  if (typeof value !== 'number' || !Number.isFinite(value) || isInexactNumber(value)) return value;
+  if (typeof value !== 'number' || !Number.isFinite(value)) return value;
   const text = String(value);
+  if (significantDigits(text) > EXACT_DIGITS) return value; // inexact (isInexactNumber)
   const exponent = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
   if (exponent === null) return text;
   // JavaScript's exponent form has one digit before its point: move the point by the exponent.
