@@ -3,7 +3,8 @@
 // database, each an initial load into an empty target. Prints a table on stderr and one JSON line.
 //
 //   node --import tsx bench/sinks.ts [--rows 1000000] [--rounds 3] [--sinks ndjson,duckdb,postgres] [--from built|sources]
-//   (--scale is another name for --rows)
+//                                    [--sync-flags='--concurrency 2']
+//   (--scale is another name for --rows; --sync-flags are added to every sync, whatever its sink)
 //
 // By default the sync processes run the compiled CLI, built first into dist/ (`npm run build`), as
 // an installed package runs it; `--from sources` runs src/ through tsx instead, which adds tsx's
@@ -47,11 +48,13 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     sinks: { type: 'string', default: SINKS.join(',') },
     from: { type: 'string', default: 'built' },
+    'sync-flags': { type: 'string', default: '' },
   },
   strict: true,
 });
 const rows = Number(values.rows ?? values.scale ?? 1_000_000);
 const rounds = Number(values.rounds);
+const syncFlags = values['sync-flags'].split(/\s+/).filter((f) => f !== '');
 const sinks = values.sinks.split(',').map((s) => s.trim()).filter((s) => s !== '') as SinkKind[];
 if (!Number.isInteger(rows) || rows < 1) throw new Error('--rows must be a positive whole number');
 if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds must be a positive whole number');
@@ -230,7 +233,7 @@ try {
       const pg0 = postmaster === undefined ? 0 : treeCpu(postmaster);
       const busy0 = machineBusy();
       const self0 = process.cpuUsage();
-      const { stdout, usage, wallS } = await runSync(['--datasets', 'D07', '--to', to], env, scratch);
+      const { stdout, usage, wallS } = await runSync(['--datasets', 'D07', '--to', to, ...syncFlags], env, scratch);
       const busy = machineBusy() - busy0;
       const self = process.cpuUsage(self0);
       // Let the sync's backend end (its time then counts under the postmaster) before reading.
@@ -316,5 +319,5 @@ process.stderr.write(`\nD07, ${rows.toLocaleString('en-US')} rows, ${rounds} rou
   `peak RSS < ${GOAL_RSS_MB} MB: ${goals.rssMet ? 'met' : 'missed'}\n\n`);
 
 console.log(JSON.stringify({
-  bench: 'sinks', dataset: 'D07', rows, rounds, rssFrom: useGnuTime ? 'gnu-time' : 'resourceUsage', baselineRssMB, ...summary, goals, runs, node: process.version,
+  bench: 'sinks', dataset: 'D07', rows, rounds, syncFlags, rssFrom: useGnuTime ? 'gnu-time' : 'resourceUsage', baselineRssMB, ...summary, goals, runs, node: process.version,
 }));
