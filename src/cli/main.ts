@@ -48,9 +48,15 @@ function mainHelp(): string {
 
 export async function main(argv: string[], io: CommandIo): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+  if (name === undefined) {
+    // A usage mistake like any other: one line on stderr, nothing on stdout.
+    const names = Object.keys(COMMANDS);
+    io.stderr.write(`lender: a command is needed: ${names.slice(0, -1).join(', ')} or ${names.at(-1)}. Run 'lender --help' for more.\n`);
+    return EXIT.usage;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
     io.stdout.write(mainHelp() + '\n');
-    return name === undefined ? EXIT.usage : EXIT.ok;
+    return EXIT.ok;
   }
   if (name === '--version' || name === '-v') {
     io.stdout.write(version + '\n');
