@@ -132,6 +132,21 @@ describe('lender sandbox', () => {
     await rm(home, { recursive: true, force: true });
   });
 
+  it('with no --env sandbox running, $(lender sandbox --env) exits 2 instead of serving inside the substitution', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'lender-env-none-'));
+    const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: home };
+    try {
+      // Without the check the substitution never returns; the timeout turns that into exit 124.
+      const r = await finish(spawn('sh', ['-c', `X="$(timeout 60 ${LENDER_SH} sandbox --env --port 0)"; echo "status $?"; printf %s "$X"`],
+        { stdio: ['ignore', 'pipe', 'pipe'], env }));
+      assert.equal(r.stdout, 'status 2\n', r.stderr);
+      assert.match(r.stderr, /^lender sandbox: no sandbox started with --env is running, .*\$\(…\).*lender sandbox --env\)/);
+      assert.equal(existsSync(join(home, 'lender-streams', 'sandbox.env')), false, 'no sandbox started');
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+
   it('--available, --gateway-timeout, --replica-lag and --strict reach the options', () => {
     assert.deepEqual(parseSandboxArgs(['--available', 'D04,d06,D12=false', '--gateway-timeout', '0', '--replica-lag', '250', '--strict']), {
       available: { D04: true, D06: true, D12: false }, gatewayTimeoutMs: 0, replicaLagMs: 250, strict: true,

@@ -1,6 +1,7 @@
 // `lender sandbox`: serves the sandbox over HTTPS until SIGINT/SIGTERM. The first stdout line
 // is one JSON object scripts rely on (docs/sandbox.md); everything meant for people goes to stderr.
 // With --env, stdout holds shell `export` lines instead (sandbox-env.ts).
+import { fstatSync } from 'node:fs';
 import { integerFlag, numberFlag, parseCommandArgs } from '../args.ts';
 import { EXIT, UsageError, type Command, type CommandIo } from '../command.ts';
 import { isDatasetCode, type DatasetCode } from '../../core/catalog.ts';
@@ -47,7 +48,9 @@ Options:
                     export LENDER_AUTH_URL=… for the demo lender (password included),
                     also kept in a file only you can read while the sandbox runs. If a
                     sandbox started with --env is already running, print its lines
-                    and exit, so in another shell: eval "$(lender sandbox --env)"
+                    and exit, so in another shell: eval "$(lender sandbox --env)";
+                    with none running, into a pipe (as in $(…)), exit 2 instead of
+                    starting one the shell would wait for forever
   --max-connections N
                     connections served at once; a request on one more is answered 503
                     with Retry-After (default ${DEFAULT_OPTIONS.maxConnections})
@@ -148,6 +151,17 @@ function untilAborted(signal: AbortSignal): Promise<void> {
   });
 }
 
+/** Whether stdout is a pipe (a FIFO), as in the shell's `$(…)`; a file, a terminal or a socket is not. */
+function writesToPipe(stdout: NodeJS.WritableStream): boolean {
+  const fd = (stdout as { fd?: unknown }).fd;
+  if (typeof fd !== 'number') return false;
+  try {
+    return fstatSync(fd).isFIFO();
+  } catch {
+    return false;
+  }
+}
+
 async function run(argv: string[], io: CommandIo): Promise<number> {
   const { options, env } = parseSandboxCommand(argv);
   const envFile = env ? envFilePath(io.env) : undefined;
@@ -158,6 +172,11 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       io.stderr.write(`lender sandbox: printed the variables of the sandbox already running (pid ${running.pid}) at ${running.authUrl}\n`);
       if (argv.length > 1) io.stderr.write('lender sandbox: the other flags were not applied; stop that sandbox to start another with them\n');
       return EXIT.ok;
+    }
+    // In `$(…)` the shell reads until the sandbox ends, which is never: it would hang there.
+    if (writesToPipe(io.stdout)) {
+      throw new UsageError('no sandbox started with --env is running, and one started inside $(…) would keep the shell waiting: ' +
+        'start it first in another shell (lender sandbox --env), then eval "$(lender sandbox --env)"');
     }
   }
   // Loaded here so `lender sandbox --help` and usage errors stay instant.
