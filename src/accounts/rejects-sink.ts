@@ -53,7 +53,8 @@ export class RejectsSink {
   /** A file's failure names it (a full disk, a folder that is not there). */
   onError(listener: (error: Error) => void): void {
     const path = this.#path;
-    this.#stream.on('error', (error: Error) => listener(path === undefined ? error : new FileError('write the rejects file', path, error)));
+    this.#stream.on('error', (error: Error) =>
+      listener(path === undefined || error instanceof FileError ? error : new FileError('write the rejects file', path, error)));
   }
 
   /** Ends a file this sink opened (and waits until it is on disk); a caller's stream stays open.

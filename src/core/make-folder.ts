@@ -1,5 +1,7 @@
-// mkdir -p whose failure names the folder and its true cause: Node's recursive mkdir says ENOENT
-// where a folder could not be made for another reason (a read-only file system: EROFS).
+// mkdir -p whose failure names the folder and its true cause. The missing levels are made one by
+// one rather than with Node's recursive mkdir, which says ENOENT where a folder could not be made
+// for another reason (a read-only file system: EROFS) and loops forever where mkdir itself says
+// ENOENT (under /proc).
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { codeOf, FileError } from './file-errors.ts';
@@ -12,25 +14,29 @@ const PRIVATE_FOLDER_MODE = 0o700;
 /** Makes the folder and any missing parent (owner-only); rejects with a FileError naming `path`. */
 export async function makeFolder(path: string, mode = PRIVATE_FOLDER_MODE): Promise<void> {
   try {
-    await mkdir(path, { recursive: true, mode });
+    const levels = await missingLevels(resolve(path));
+    // Nothing missing: a folder already, or a file (mkdir then says EEXIST), or a path through a
+    // file (stat says ENOTDIR).
+    if (levels.length === 0 && !(await stat(path)).isDirectory()) await mkdir(path, { mode });
+    for (const level of levels) {
+      await mkdir(level, { mode }).catch((error: unknown) => {
+        // Made meanwhile by another process: what follows still fails if it is not a folder.
+        if (codeOf(error) !== 'EEXIST') throw error;
+      });
+    }
   } catch (error) {
-    const cause = codeOf(error) === 'ENOENT' ? await trueCause(path, mode) : error;
-    if (cause !== undefined) throw new FileError('create the folder', path, cause);
+    throw new FileError('create the folder', path, error);
   }
 }
 
-/** The first missing folder made alone fails with the true code; if it is made (it could be all
- * along, or something removed a parent meanwhile), undefined once the rest is made too. */
-async function trueCause(path: string, mode: number): Promise<unknown> {
-  let missing = resolve(path);
-  while (dirname(missing) !== missing && !(await exists(dirname(missing)))) missing = dirname(missing);
-  try {
-    await mkdir(missing, { mode });
-    await mkdir(path, { recursive: true, mode });
-    return undefined;
-  } catch (error) {
-    return error;
+/** The levels of `path` that do not exist, the outermost first. */
+async function missingLevels(path: string): Promise<string[]> {
+  const levels: string[] = [];
+  for (let level = path; !(await exists(level)); level = dirname(level)) {
+    levels.unshift(level);
+    if (dirname(level) === level) break;
   }
+  return levels;
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -38,7 +44,7 @@ async function exists(path: string): Promise<boolean> {
     await stat(path);
     return true;
   } catch (error) {
-    // Any other failure (EACCES): the mkdir below says what it is.
+    // Any other failure (EACCES, ENOTDIR): the step after says what it is.
     return codeOf(error) !== 'ENOENT';
   }
 }

@@ -5,6 +5,8 @@
 // /dev/null (`--rejects /dev/stderr`), whose mode is the system's or the user's, not ours.
 import { close, fchmod, fstat, open as openFd, write, writev, createWriteStream, type WriteStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { makeFolder } from './make-folder.ts';
 
 export const PRIVATE_MODE = 0o600;
 
@@ -43,8 +45,14 @@ function openRestricted(path: string, flags: string, mode: number, callback: (er
   });
 }
 
-/** A write stream on a file that is mode 0600 before anything reaches it. Errors (a missing
- * folder, say) arrive as the stream's 'error' event, as with fs.createWriteStream. */
+/** openRestricted, once the file's folder and any missing parent are made (owner-only). */
+function openInFolder(path: string, flags: string, mode: number, callback: (error: Error | null, fd?: number) => void): void {
+  makeFolder(dirname(path)).then(() => openRestricted(path, flags, mode, callback), callback);
+}
+
+/** A write stream on a file that is mode 0600 before anything reaches it, in a folder made if
+ * missing, as every other file this package writes. Errors (a folder that cannot be made, say)
+ * arrive as the stream's 'error' event, as with fs.createWriteStream. */
 export function privateWriteStream(path: string, flags = 'w'): WriteStream {
-  return createWriteStream(path, { flags, mode: PRIVATE_MODE, fs: { open: openRestricted, write, writev, close } });
+  return createWriteStream(path, { flags, mode: PRIVATE_MODE, fs: { open: openInFolder, write, writev, close } });
 }

@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, existsSync, readdirSync, statSync, watch, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, watch, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -112,7 +112,7 @@ test('lender export --state: the state file is 0600, also one that existed 0644'
   assert.deepEqual(modes(join(dir, 'export')), { 'd07.state.json': '600' }, 'rewritten through a private temp file');
 });
 
-test('lender push --rejects: the rejects file is 0600, also one that existed 0644', async () => {
+test('lender push --rejects: the rejects file is 0600, also one that existed 0644; the folders it makes 0700', async () => {
   const input = join(dir, 'accounts.ndjson');
   await writeFile(input, '{"status": 1, "debtorCompanyId": \n{"status": 1}\n');
   for (const existing of [false, true]) {
@@ -123,6 +123,12 @@ test('lender push --rejects: the rejects file is 0600, also one that existed 064
     assert.equal(run.code, 3, run.stderr);
     assert.equal(mode(rejects), '600');
   }
+  // In folders not there yet, as sync's and export's files: made, owner-only.
+  const nested = join(dir, 'rejects', 'by-day', 'today.ndjson');
+  const run = await cli(['push', input, '--rejects', nested]);
+  assert.equal(run.code, 3, run.stderr);
+  assert.equal(readFileSync(nested, 'utf8').trim().split('\n').length, 2, 'both rejects written');
+  assert.deepEqual([mode(join(dir, 'rejects')), mode(join(dir, 'rejects', 'by-day')), mode(nested)], ['700', '700', '600']);
 });
 
 test('REPL history, written as you go and rewritten when cleaned, is 0600', () => {

@@ -71,3 +71,17 @@ test('a file where a folder should be: the folder named, and why', async () => {
   assert.equal(deeper.code, 1, deeper.stderr);
   assert.match(deeper.stderr, new RegExp(`^lender sync: cannot create the folder ${file}/sub/out: not a directory \\(ENOTDIR\\)\\n$`));
 });
+
+test('a folder the system refuses with ENOENT though its parent exists (/proc): one line, where Node\'s recursive mkdir looped forever', async () => {
+  // Node's mkdir -p takes ENOENT for a missing parent, makes /proc (EEXIST) and tries again, for ever.
+  const folder = `/proc/lender-${process.pid}/out`;
+  const cases: [string[], string][] = [
+    [['sync', '--datasets', 'D07', '--to', `ndjson:${folder}`], `lender sync: cannot create the folder ${folder}: no such file or directory (ENOENT)`],
+    [['export', 'D07', '--state', `${folder}/d07.json`], `lender export: cannot create the folder ${folder}: no such file or directory (ENOENT)`],
+  ];
+  for (const [args, line] of cases) {
+    const run = await cli(args, false);
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(run.stderr, `${line}\n`, args.join(' '));
+  }
+});
