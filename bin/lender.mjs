@@ -32,9 +32,11 @@ if (!existsSync(sources)) {
 } else {
   const tsx = await loadTsx();
   if (tsx === undefined) {
+    // Named by its folder: installed from a clone, the checkout is not the user's project.
+    const root = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
     fail(existsSync(built)
-      ? 'dist/ was built from other sources than this checkout\'s and tsx is not installed: run `npm run build` (or `npm install`).'
-      : 'this checkout has neither tsx (run `npm install`) nor a build (run `npm run build`).');
+      ? `the checkout at ${root} has a dist/ built from other sources and no tsx: run \`npm ci\` there.`
+      : `the checkout at ${root} has neither a build (dist/) nor tsx: run \`npm ci\` there.`);
   }
   tsx.register();
   cli = await import(sources.href);

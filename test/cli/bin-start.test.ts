@@ -79,3 +79,19 @@ test('an installed package (no src/) runs dist/', () => {
   rmSync(join(dir, 'src'), { recursive: true, force: true });
   assert.equal(started(), 'dist');
 });
+
+test('a clone never installed (no dist/, no tsx) says which checkout needs `npm ci`', async () => {
+  // As `npm install /path/to/clone` links it: the user's project is elsewhere.
+  const clone = await mkdtemp(join(tmpdir(), 'lender-bare-clone-'));
+  try {
+    cpSync(join(ROOT, 'bin'), join(clone, 'bin'), { recursive: true });
+    cpSync(join(ROOT, 'package.json'), join(clone, 'package.json'));
+    mkdirSync(join(clone, 'src', 'cli'), { recursive: true });
+    writeFileSync(join(clone, 'src', 'cli', 'main.ts'), entry('src'));
+    const out = spawnSync(process.execPath, [join(clone, 'bin', 'lender.mjs'), '--version'], { encoding: 'utf8', cwd: tmpdir() });
+    assert.equal(out.status, 1);
+    assert.equal(out.stderr, `lender: cannot start: the checkout at ${clone} has neither a build (dist/) nor tsx: run \`npm ci\` there.\n`);
+  } finally {
+    await rm(clone, { recursive: true, force: true });
+  }
+});
