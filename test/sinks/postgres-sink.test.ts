@@ -842,8 +842,17 @@ describe('PostgreSQL sink on a real cluster', () => {
       const wrong = postgresSink({ connectionString: db.url, env: { ...db.env, PGPASSWORD: `${pg.password}-wrong` }, onNotice });
       const refused = await tryOpen(wrong);
       assert.ok(refused instanceof SinkError);
-      assert.match(refused.message, /password authentication failed.*PGPASSWORD or ~\/\.pgpass/);
+      assert.match(refused.message, /password authentication failed for user "[^"]+" \(check the password, taken from PGPASSWORD\)$/);
       assert.ok(!refused.message.includes(`${pg.password}-wrong`));
+      // The refusal names the source the password came from, and no other.
+      const wrongFile = join(home, 'wrong.pgpass');
+      await writeFile(wrongFile, `*:*:*:*:${pg.password}-wrong-too\n`, { mode: 0o600 });
+      const fromFile = await tryOpen(postgresSink({ connectionString: db.url, env: { ...withoutPassword, PGPASSFILE: wrongFile }, onNotice }));
+      assert.match((fromFile as Error).message, new RegExp(`password authentication failed .*\\(check the password, taken from ${wrongFile}\\)$`));
+      const wrongUrl = `postgres://${pg.user}:${encodeURIComponent(`${pg.password}-url`)}@127.0.0.1:${pg.port}/${db.database}`;
+      const fromDatabaseUrl = await tryOpen(postgresSink({ env: { DATABASE_URL: wrongUrl, HOME: home }, onNotice }));
+      assert.match((fromDatabaseUrl as Error).message, /password authentication failed .*\(check the password, taken from DATABASE_URL\)$/);
+      assert.ok(!(fromDatabaseUrl as Error).message.includes(`${pg.password}-url`));
       // None at all (HOME without a .pgpass): an error saying where to put it.
       const none = await tryOpen(postgresSink({ connectionString: db.url, env: { ...withoutPassword, HOME: home }, onNotice }));
       assert.match((none as Error).message, /asks for a password and none was found: set PGPASSWORD or add a line to ~\/\.pgpass/);
@@ -869,7 +878,7 @@ describe('PostgreSQL sink on a real cluster', () => {
       // Nothing listening there: the error names the place, not the password.
       const closed = await tryOpen(postgresSink({ connectionString: `postgres://${pg.user}@127.0.0.1:1/${db.database}`, env: db.env }));
       assert.match((closed as Error).message, /postgres:\/\/lender_test@127\.0\.0\.1:1\/.*cannot reach the server \(ECONNREFUSED\)/);
-      assert.equal(errors.length, 5);
+      assert.equal(errors.length, 7);
       assert.ok(notices.some((n) => n.kind === 'table-created'));
       const all = exposed(wrong, notices, errors);
       assert.ok(!all.includes(pg.password), 'no password in any target, notice or error');

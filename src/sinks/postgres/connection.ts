@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../core/errors.ts';
 import { redactText } from '../../core/redact.ts';
 import { SinkError } from '../errors.ts';
-import { readPgpass } from './pgpass.ts';
+import { pgpassPath, readPgpass } from './pgpass.ts';
 
 export interface PgConnectionOptions {
   /** postgres://user@host:port/db, without a password. Default DATABASE_URL, else the PG* variables. */
@@ -148,13 +148,14 @@ export function describeConnection(s: Pick<PgSettings, 'host' | 'port' | 'user' 
 
 /**
  * The password for the connection, asked for by node-postgres only when the server wants one:
- * DATABASE_URL's, else PGPASSWORD, else the password file. None: an error saying where to put it.
+ * DATABASE_URL's, else PGPASSWORD, else the password file; `from` names which, for a refusal's
+ * message. None: an error saying where to put it.
  */
-export async function findPassword(s: PgSettings): Promise<string> {
-  if (s.urlPassword !== undefined) return s.urlPassword;
-  if (s.env.PGPASSWORD !== undefined && s.env.PGPASSWORD !== '') return s.env.PGPASSWORD;
+export async function findPassword(s: PgSettings): Promise<{ password: string; from: string }> {
+  if (s.urlPassword !== undefined) return { password: s.urlPassword, from: 'DATABASE_URL' };
+  if (s.env.PGPASSWORD !== undefined && s.env.PGPASSWORD !== '') return { password: s.env.PGPASSWORD, from: 'PGPASSWORD' };
   const file = await readPgpass(s.env, s);
-  if (file.password !== undefined) return file.password;
+  if (file.password !== undefined) return { password: file.password, from: pgpassPath(s.env) };
   const ignored = 'ignored' in file && file.ignored !== undefined ? ` (${file.ignored})` : '';
   throw new SinkError(`PostgreSQL at ${describeConnection(s)} asks for a password and none was found: set PGPASSWORD or add a line to ~/.pgpass${ignored}`);
 }
@@ -197,14 +198,17 @@ function withoutValues(message: string, code: string | undefined, where: unknown
  * Any failure of node-postgres as a SinkError naming the database (no password) and what happened,
  * with the password cut out of the message, the server's detail and the cause; a detail that may
  * hold a row's values is left out. `connected`: whether the connection had been made (a socket
- * error then means it was lost, not that the server cannot be reached).
+ * error then means it was lost, not that the server cannot be reached); `passwordFrom`: where the
+ * password sent came from (findPassword), named when the server refuses it.
  */
-export function sinkErrorOf(error: unknown, target: string, secrets: readonly (string | undefined)[], doing: string, connected = doing !== 'connecting'): SinkError {
+export function sinkErrorOf(error: unknown, target: string, secrets: readonly (string | undefined)[], doing: string,
+  connected = doing !== 'connecting', passwordFrom?: string): SinkError {
   if (error instanceof SinkError) return error;
   const e = error as { message?: unknown; code?: unknown; detail?: unknown; hint?: unknown; where?: unknown };
   const code = typeof e.code === 'string' ? e.code : undefined;
   let what = withoutValues(scrub(typeof e.message === 'string' ? e.message : String(error), secrets), code, e.where);
-  if (code === '28P01' || code === '28000') what = `${what} (check the password: DATABASE_URL's, PGPASSWORD or ~/.pgpass)`;
+  // 28000 is also a pg_hba.conf refusal, where no password was asked for: nothing to check then.
+  if ((code === '28P01' || code === '28000') && passwordFrom !== undefined) what = `${what} (check the password, taken from ${passwordFrom})`;
   else if (code !== undefined && UNREACHABLE.has(code)) {
     what = connected ? `the connection to the server was lost (${code}); run again once the server is back` : `cannot reach the server (${code}); is it running and listening there?`;
   }

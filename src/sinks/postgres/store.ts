@@ -74,6 +74,8 @@ export class PgStore {
   readonly #context: StoreContext;
   /** Known once the server asked for it: cut out of every error. */
   #password: string | undefined;
+  /** Where that password came from, named if the server refuses it. */
+  #passwordFrom: string | undefined;
 
   private constructor(pool: Pool, settings: PgSettings, schema: string, onNotice: ((notice: SinkNotice) => void) | undefined) {
     this.#pool = pool;
@@ -122,8 +124,11 @@ export class PgStore {
       // Asked for only when the server wants a password; always a function, so node-postgres never
       // falls back to reading process.env.PGPASSWORD itself.
       password: async () => {
-        const password = await findPassword(settings);
-        if (store !== undefined) store.#password = password;
+        const { password, from } = await findPassword(settings);
+        if (store !== undefined) {
+          store.#password = password;
+          store.#passwordFrom = from;
+        }
         return password;
       },
     });
@@ -214,7 +219,8 @@ export class PgStore {
   }
 
   #error(error: unknown, doing: string): SinkError {
-    return sinkErrorOf(error, this.target, [this.#password, this.#settings.urlPassword, this.#settings.env.PGPASSWORD], doing);
+    const secrets = [this.#password, this.#settings.urlPassword, this.#settings.env.PGPASSWORD];
+    return sinkErrorOf(error, this.target, secrets, doing, doing !== 'connecting', this.#passwordFrom);
   }
 
   #committed(effects: TxEffects): void {
