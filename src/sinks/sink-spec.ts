@@ -23,7 +23,9 @@ export function parseSinkSpec(spec: string): SinkSpec {
       if (rest === '') throw new ConfigError('--to ndjson: needs a folder, e.g. ndjson:out/');
       return { kind: 'ndjson', dir: resolve(rest) };
     case 'duckdb':
-      return { kind: 'duckdb', path: resolve(rest === '' ? DEFAULT_DUCKDB_FILE : rest) };
+      // An empty name is a slip (a variable not set), not a wish for the default file.
+      if (rest === '') throw new ConfigError(`--to duckdb: needs a file, e.g. duckdb:${DEFAULT_DUCKDB_FILE}`);
+      return { kind: 'duckdb', path: resolve(rest) };
     case 'postgres':
     case 'postgresql': {
       if (rest === '') return { kind: 'postgres', url: undefined };
