@@ -171,9 +171,20 @@ export class ExportStream extends Readable {
     });
   }
 
+  /**
+   * A consumer asking for the next item is done with every item handed out before: the pages
+   * those end are saved now. Node calls _read only when the buffer runs low, which a page of
+   * 1,000 rows keeps full for most of the next page, so a stop there would lose that save. A
+   * stop (break, abort) saves nothing more: a for-await loop's break and a throw from its body
+   * both just destroy the stream, so the item taken last may not have been handled.
+   */
+  override read(size?: number): any {
+    this.#saves?.flush(this.#pushed - this.readableLength);
+    return super.read(size);
+  }
+
   override _read(): void {
     this.#demand = true;
-    this.#saves?.flush(this.#pushed - this.readableLength);
     void this.#drive();
   }
 
