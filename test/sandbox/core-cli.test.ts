@@ -6,6 +6,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { Agent } from 'undici';
@@ -130,6 +131,25 @@ describe('lender sandbox', () => {
     assert.equal(code, 0, stderr);
     assert.equal(existsSync(envFile), false, 'the file is removed when the sandbox stops');
     await rm(home, { recursive: true, force: true });
+  });
+
+  it('a port in use or an address not on this machine: one line saying so, exit 1', async () => {
+    const busy = createServer();
+    busy.listen(0, '127.0.0.1');
+    await once(busy, 'listening');
+    try {
+      const { port } = busy.address() as AddressInfo;
+      const io = memoryIo();
+      assert.equal(await main(['sandbox', '--port', String(port)], io), 1);
+      assert.equal(io.out(), '');
+      assert.equal(io.err(), `lender sandbox: 127.0.0.1:${port} is in use (another sandbox?): choose another --port, or --port 0 for a free one\n`);
+      // 192.0.2.0/24 is reserved for documentation: never an address of this machine.
+      const nowhere = memoryIo();
+      assert.equal(await main(['sandbox', '--host', '192.0.2.1', '--port', '0'], nowhere), 1);
+      assert.equal(nowhere.err(), 'lender sandbox: cannot listen on 192.0.2.1:0: no such address on this machine (--host)\n');
+    } finally {
+      busy.close();
+    }
   });
 
   it('with no --env sandbox running, $(lender sandbox --env) exits 2 instead of serving inside the substitution', async () => {

@@ -3,7 +3,7 @@
 // With --env, stdout holds shell `export` lines instead (sandbox-env.ts).
 import { fstatSync } from 'node:fs';
 import { integerFlag, numberFlag, parseCommandArgs } from '../args.ts';
-import { EXIT, UsageError, type Command, type CommandIo } from '../command.ts';
+import { CommandFailure, EXIT, UsageError, type Command, type CommandIo } from '../command.ts';
 import { isDatasetCode, type DatasetCode } from '../../core/catalog.ts';
 import { DEFAULT_OPTIONS, resolveOptions, SandboxOptionsError } from '../../sandbox/options.ts';
 import { FaultSpecError, formatFaultSpec, parseFaultSpec } from '../../sandbox/faults-spec.ts';
@@ -181,7 +181,13 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
   }
   // Loaded here so `lender sandbox --help` and usage errors stay instant.
   const { startSandbox } = await import('../../sandbox/index.ts');
-  const sandbox = await startSandbox(options);
+  const sandbox = await startSandbox(options).catch((error: NodeJS.ErrnoException) => {
+    const where = `${options.host ?? DEFAULT_OPTIONS.host}:${options.port ?? DEFAULT_OPTIONS.port}`;
+    if (error?.code === 'EADDRINUSE') throw new CommandFailure(`${where} is in use (another sandbox?): choose another --port, or --port 0 for a free one`);
+    if (error?.code === 'EACCES') throw new CommandFailure(`not allowed to listen on ${where}: ports below 1024 need privileges; choose another --port`);
+    if (error?.code === 'EADDRNOTAVAIL') throw new CommandFailure(`cannot listen on ${where}: no such address on this machine (--host)`);
+    throw error;
+  });
   try {
     if (envFile !== undefined) {
       const lines = exportLines(sandbox.authUrl, sandbox.credentials('demo'), sandbox.caFile);
