@@ -110,18 +110,15 @@ export async function sync(
   }
 }
 
-/** A bad option is the caller's mistake, the same for every dataset: a ConfigError before any
- * dataset is read, not a failure of each. A dataset that cannot be named fails on its own. */
-function checkOptions(refs: readonly DatasetRef[], opts: ExportOptions): void {
-  for (const ref of refs) {
-    let resolved: ResolvedDataset;
-    try {
-      resolved = describeDataset(ref);
-    } catch {
-      continue;
-    }
-    exportSettings(opts, resolved);
-  }
+/** A dataset to load, named as the caller named it and as the sink sees it. */
+interface Target {
+  ref: DatasetRef;
+  dataset: SinkDataset;
+}
+
+/** How a failure is keyed when the name given cannot be resolved to a dataset code. */
+function refText(ref: DatasetRef): string {
+  return typeof ref === 'string' ? ref : `${ref.section}/${ref.dataset}`;
 }
 
 async function syncInto(
@@ -133,29 +130,41 @@ async function syncInto(
   const refs = datasets ?? (await availableDatasets(api, opts.signal));
   const { to: _to, out: _out, state: _state, onStream, onCommit, ...given } = opts;
   const exportOptions = { ...given, prefetch: given.prefetch ?? SYNC_PREFETCH };
-  checkOptions(refs, exportOptions);
   const summary: Record<string, DatasetSyncSummary> = {};
   const failures: Record<string, LenderError> = {};
-  const board = await sink.leases?.();
+  // A name that is no dataset fails on its own, under the name given; the others still load.
+  const targets: Target[] = [];
+  for (const ref of refs) {
+    let resolved: ResolvedDataset;
+    try {
+      resolved = describeDataset(ref);
+    } catch (error) {
+      if (!(error instanceof LenderError)) throw error;
+      failures[refText(ref)] = error;
+      continue;
+    }
+    // A bad option is the caller's mistake, the same for every dataset: a ConfigError before any
+    // dataset is read, not a failure of each.
+    exportSettings(exportOptions, resolved);
+    targets.push({ ref, dataset: sinkDataset(resolved) });
+  }
+  const board = targets.length === 0 ? undefined : await sink.leases?.();
   if (board !== undefined) {
     const describe = (ref: DatasetRef) => {
       const resolved = describeDataset(ref);
       return { resolved, dataset: sinkDataset(resolved) };
     };
-    const shared = await syncShared(api, refs, board, {
+    const shared = await syncShared(api, targets.map((t) => t.ref), board, {
       ...exportOptions, ...(onStream !== undefined && { onStream }), ...(onCommit !== undefined && { onCommit }),
     }, describe);
-    for (const ref of refs) {
-      const { dataset } = describe(ref);
+    for (const { dataset } of targets) {
       const done = shared.loaded.get(dataset.code);
       if (done !== undefined) summary[dataset.code] = { dataset: dataset.code, location: sink.location(dataset), mode: done.mode, ...done.stats };
       const failure = shared.failed.get(dataset.code);
       if (failure !== undefined) failures[dataset.code] = failure;
     }
   }
-  for (const ref of board === undefined ? refs : []) {
-    const resolved = describeDataset(ref);
-    const dataset = sinkDataset(resolved);
+  for (const { ref, dataset } of board === undefined ? targets : []) {
     try {
       const previous = await sink.open(dataset);
       const stream = exportPages(api, ref, { ...exportOptions, resume: previous ?? null, stateKey: dataset.key });

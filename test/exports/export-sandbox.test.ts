@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import assert from 'node:assert/strict';
 import type { RetryEvent } from '../../src/core/api.ts';
-import { DatasetUnavailableError, RateLimitError } from '../../src/core/errors.ts';
+import { DatasetUnavailableError, RateLimitError, UnknownDatasetError } from '../../src/core/errors.ts';
 import type { DatasetRef, ExportRow } from '../../src/core/types.ts';
 import { exportPages, exportRows, type ExportPage } from '../../src/exports/export-stream.ts';
 import { rowKey } from '../../src/exports/highwater.ts';
@@ -387,5 +387,16 @@ describe('sync of a dataset that is not available', () => {
     assert.equal(summary.D26!.rows, expected);
     assert.equal(readFileSync(join(out, 'D26.ndjson'), 'utf8').split('\n').filter(Boolean).length, expected);
     assert.equal(existsSync(join(out, 'D04.ndjson')), false);
+  });
+
+  test('a name that is no dataset fails on its own, under the name given; the datasets around it load', async () => {
+    const out = join(dir, 'misnamed');
+    const error = await sync(f.client, ['bad name', 'D26', { section: 'S2', dataset: 'not a code' }], { out }).then(() => undefined, (e: unknown) => e);
+    assert.ok(error instanceof SyncError, `expected a SyncError, got ${String(error)}`);
+    assert.deepEqual(Object.keys(error.failures).sort(), ['S2/not a code', 'bad name']);
+    assert.ok(error.failures['bad name'] instanceof UnknownDatasetError);
+    assert.match(error.message, /^2 of 3 datasets failed to sync: bad name \(Dataset 'bad name' is not in the catalog/);
+    const summary = error.summary as Record<string, { rows: number }>;
+    assert.equal(summary.D26!.rows, (await plainWalk(f.client, 'D26')).length);
   });
 });
