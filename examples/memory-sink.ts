@@ -1,6 +1,6 @@
 import type { DatasetState, ExportRow, Sink } from '../src/index.ts';
 
-/** Rows upserted by public_id into maps, each page's state saved in the same step. */
+/** Rows upserted by their identity into maps, each page's state saved in the same step. */
 export function memorySink(): Sink & { tables: Map<string, Map<string, ExportRow>> } {
   const tables = new Map<string, Map<string, ExportRow>>();
   const states = new Map<string, DatasetState>();
@@ -13,7 +13,8 @@ export function memorySink(): Sink & { tables: Map<string, Map<string, ExportRow
     },
     async commit({ dataset, rows, state }) {
       const table = tables.get(dataset.code) ?? new Map<string, ExportRow>();
-      for (const row of rows) table.set(String(row.public_id), row);
+      // public_id, except where the dataset says it is not unique (D16): then the row itself.
+      for (const row of rows) table.set(dataset.identity === 'key' ? String(row.public_id) : JSON.stringify(row), row);
       tables.set(dataset.code, table);
       states.set(dataset.key, structuredClone(state));   // rows and state together, or neither
     },

@@ -50,6 +50,14 @@ describe('a sink of your own (the docs example)', () => {
     }
   });
 
+  it('keeps every row of D16, whose public_id is not unique: one entry per distinct row', async () => {
+    const sink = memorySink();
+    await sync(f.client, ['D16'], { to: sink });
+    const expected = await plainWalk(f.client, 'D16', EVERYTHING);
+    assert.ok(new Set(expected.map((r) => r.public_id)).size < expected.length, 'the sandbox gives D16 rows sharing a public_id');
+    assert.deepEqual([...sink.tables.get('D16')!.values()].map((r) => JSON.stringify(r)).sort(), expected.map((r) => JSON.stringify(r)).sort());
+  });
+
   it('loads D07 and D03, stopped after a few pages and resumed: every row once', async () => {
     const sink = memorySink();
     const stop = new AbortController();
