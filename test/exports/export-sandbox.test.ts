@@ -391,7 +391,9 @@ describe('sync of a dataset that is not available', () => {
 
   test('a name that is no dataset fails on its own, under the name given; the datasets around it load', async () => {
     const out = join(dir, 'misnamed');
-    const error = await sync(f.client, ['bad name', 'D26', { section: 'S2', dataset: 'not a code' }], { out }).then(() => undefined, (e: unknown) => e);
+    // From JavaScript (the REPL, a list read from a file) any text can arrive.
+    const names = ['bad name', 'D26', { section: 'S2', dataset: 'not a code' }] as DatasetRef[];
+    const error = await sync(f.client, names, { out }).then(() => undefined, (e: unknown) => e);
     assert.ok(error instanceof SyncError, `expected a SyncError, got ${String(error)}`);
     assert.deepEqual(Object.keys(error.failures).sort(), ['S2/not a code', 'bad name']);
     assert.ok(error.failures['bad name'] instanceof UnknownDatasetError);
