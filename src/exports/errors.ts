@@ -2,6 +2,7 @@
 import { GatewayTimeoutError, LenderError, type LenderErrorDetails } from '../core/errors.ts';
 import type { Window } from './windows.ts';
 import { describeWindow } from './windows.ts';
+import { datasetInfo } from '../core/catalog.ts';
 
 /** A window at the minimum split span still timed out after the client's own retries. */
 export class WindowTimeoutError extends GatewayTimeoutError {
@@ -9,9 +10,12 @@ export class WindowTimeoutError extends GatewayTimeoutError {
   readonly dataset: string;
   readonly window: Window;
   constructor(dataset: string, window: Window, minSpanMs: number, details: LenderErrorDetails = {}) {
+    // A via read costs the service its whole window whatever the limit: only a shorter window helps.
+    const via = datasetInfo(dataset)?.pathKind === 'via';
+    const advice = via ? 'a smaller minSplitSpan (--min-split in the CLI)' : 'a smaller limit or minSplitSpan (--limit, --min-split in the CLI)';
     super(
       `Reading ${dataset} in the window ${describeWindow(window)} still timed out (504) at the minimum window span of ` +
-        `${Math.round(minSpanMs / 60000)} minutes; retry later, or pass a smaller limit or minSplitSpan (--limit, --min-split in the CLI).`,
+        `${spanText(minSpanMs)}; retry later, or pass ${advice}.`,
       details,
     );
     this.dataset = dataset;
@@ -23,6 +27,14 @@ export class WindowTimeoutError extends GatewayTimeoutError {
   override get retryable(): boolean {
     return false;
   }
+}
+
+/** 90 seconds, 20 minutes, 1.5 hours, 2 days: the unit that keeps the figure readable. */
+function spanText(ms: number): string {
+  const units: [number, string][] = [[86_400_000, 'days'], [3_600_000, 'hours'], [60_000, 'minutes'], [1000, 'seconds']];
+  const [size, name] = units.find(([unit]) => ms >= unit) ?? [1, 'milliseconds'];
+  const figure = Math.round((ms / size) * 10) / 10;
+  return `${figure} ${figure === 1 ? name.slice(0, -1) : name}`;
 }
 
 /** Some datasets of a sync failed; the others were loaded (and their state saved) all the same. */
