@@ -1,5 +1,6 @@
 // The account writer: RecordWriter on Endpoint 3 with the Account schema.
 import type { ServiceApi } from '../core/api.ts';
+import { parseBoolean } from '../core/options.ts';
 import { accountKind } from './record-kinds.ts';
 import type { Account } from './schema.ts';
 import { RecordWriter, type RecordWriterOptions } from './writer.ts';
@@ -16,7 +17,7 @@ export interface AccountWriterOptions extends RecordWriterOptions {
  */
 export class AccountWriter extends RecordWriter<Account> {
   constructor(api: ServiceApi, opts: AccountWriterOptions = {}) {
-    super(api, accountKind({ strict: opts.strict === true }), opts);
+    super(api, accountKind({ strict: parseBoolean(opts.strict, 'strict', false) }), opts);
   }
 }
 

@@ -7,6 +7,7 @@
 // text of its start, and the line says so by having no `record` field.
 import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
+import { ConfigError } from '../core/errors.ts';
 import { FileError } from '../core/file-errors.ts';
 import { privateWriteStream } from '../core/private-files.ts';
 import { isNestedDeeperThan, MAX_RECORD_DEPTH } from './nesting.ts';
@@ -35,6 +36,12 @@ export class RejectsSink {
   #closing: Promise<void> | undefined;
 
   constructor(target: Writable | NodeJS.WritableStream | string) {
+    // From JavaScript anything may come: refused here, as a ConfigError, rather than failing later.
+    const writable = target as Partial<Writable> | null;
+    const isStream = typeof writable?.write === 'function' && typeof writable.on === 'function';
+    if (typeof target === 'string' ? target.trim() === '' : !isStream) {
+      throw new ConfigError(`rejects must be a file name or a writable stream, not ${typeof target === 'string' ? `'${target}'` : String(target)}`);
+    }
     this.#owned = typeof target === 'string';
     this.#path = typeof target === 'string' ? target : undefined;
     // Rejected records are personal data in clear (names, national ids, phones): owner-only.

@@ -65,3 +65,10 @@ export function parseInteger(
   // -0 from '-0' reads as 0.
   return number + 0;
 }
+
+/** A boolean option: undefined takes the default; 'yes', 1 and the like are a mistake, not false. */
+export function parseBoolean(value: unknown, name: string, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw new ConfigError(`${name} must be true or false, not ${shown(value)}`);
+  return value;
+}

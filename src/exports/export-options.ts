@@ -4,7 +4,7 @@ import { datasetInfo, PAGE_MAX } from '../core/catalog.ts';
 import { resolveDataset } from '../core/resolve-dataset.ts';
 import { ConfigError } from '../core/errors.ts';
 import type { DatasetRef } from '../core/types.ts';
-import { parseDuration, parseInteger, type DurationValue } from '../core/options.ts';
+import { parseBoolean, parseDuration, parseInteger, type DurationValue } from '../core/options.ts';
 import { identityFor, type RowIdentity } from './highwater.ts';
 import { lookbackMillis } from './load-plan.ts';
 import type { DatasetState, StateStore } from './state.ts';
@@ -132,15 +132,17 @@ export function exportSettings(opts: ExportOptions, dataset: ResolvedDataset): E
     sort: oneOf(opts.sort ?? 'asc', ['asc', 'desc'], 'sort'),
     windowing: resolveWindowing(opts.window, dataset.pathKind),
     origin: normalizeInstant(opts.origin ?? DEFAULT_ORIGIN, 'origin'),
-    includeTotal: opts.includeTotal === true,
+    includeTotal: parseBoolean(opts.includeTotal, 'includeTotal', false),
     prefetch: parseInteger(opts.prefetch ?? 1, 'prefetch'),
     concurrency,
-    ordered: opts.ordered === undefined || typeof opts.ordered === 'boolean' ? opts.ordered !== false : badOption('ordered', 'true or false', opts.ordered),
+    ordered: parseBoolean(opts.ordered, 'ordered', true),
     readAheadBytes: concurrency === 1 ? 0 : parseInteger(opts.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES, 'readAheadBytes'),
     findStart: opts.since === undefined && opts.origin === undefined,
     state: opts.state,
     resume: opts.resume,
-    stateKey: opts.stateKey ?? dataset.key,
+    stateKey: opts.stateKey === undefined || (typeof opts.stateKey === 'string' && opts.stateKey.trim() !== '')
+      ? opts.stateKey ?? dataset.key
+      : badOption('stateKey', 'a non-empty string', opts.stateKey),
     lookbackMs: lookbackMillis(opts.lookback),
     identity: oneOf(opts.rowIdentity ?? dataset.identity, ['key', 'content'], 'rowIdentity'),
     // At least a millisecond: a window is never halved into an empty one.

@@ -34,6 +34,8 @@ describe('options', () => {
     for (const [opts, name] of [
       [{ batchSize: 0 }, 'batchSize'], [{ concurrency: 1.5 }, 'concurrency'], [{ maxBatchBytes: -1 }, 'maxBatchBytes'],
       [{ batchSize: 10, maxBuffered: 5 }, 'maxBuffered'], [{ flushInterval: -1 }, 'flushInterval'],
+      // From JavaScript: 'yes' is not true, and a number is neither a file nor a stream.
+      [{ strict: 'yes' as unknown as boolean }, 'strict'], [{ rejects: 42 as unknown as string }, 'rejects'], [{ rejects: ' ' }, 'rejects'],
     ] as const) {
       assert.throws(() => createAccountWriter(api, opts), (e: unknown) => e instanceof ConfigError && e.message.includes(name), name);
     }

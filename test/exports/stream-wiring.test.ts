@@ -21,6 +21,10 @@ test('a bad option is a ConfigError naming it when the stream is made, before an
     [{ rowIdentity: 'id' as 'key' }, /^rowIdentity must be key or content/], [{ window: 'fortnight' }, /window/],
     [{ minSplitSpan: 'soon' }, /^minSplitSpan must be/], [{ minSplitSpan: 0 }, /^minSplitSpan must be/],
     [{ lookback: 'later' }, /^lookback must be/], [{ since: 'yesterday' }, /since/], [{ until: 'x' }, /until/], [{ origin: 'x' }, /origin/],
+    // From JavaScript: a truthy word is not true, and an empty state key would share the store's root.
+    [{ includeTotal: 'yes' as unknown as boolean }, /^includeTotal must be true or false, not 'yes'$/],
+    [{ ordered: 1 as unknown as boolean }, /^ordered must be true or false, not 1$/],
+    [{ stateKey: '' }, /^stateKey must be a non-empty string, not ""$/], [{ stateKey: 7 as unknown as string }, /^stateKey must be a non-empty string/],
   ];
   for (const [opts, message] of bad) {
     const api = new FakeApi({ rows: makeRows(10) });
