@@ -5,7 +5,8 @@ import type { ServiceApi } from '../core/api.ts';
 import type { DatasetRef, Pagination } from '../core/types.ts';
 import { datasetInfo } from '../core/catalog.ts';
 import { resolveDataset } from '../core/resolve-dataset.ts';
-import { DEFAULT_ORIGIN, planWindows, resolveWindowing, type Window, type WindowOption } from '../exports/windows.ts';
+import { DEFAULT_ORIGIN, normalizeInstant, planWindows, resolveWindowing, type Window, type WindowOption } from '../exports/windows.ts';
+import { parseInteger } from '../core/options.ts';
 import { Count } from './results.ts';
 
 /** Options of `session.count()`: time bounds, the window per count request, and how many are asked at once. */
@@ -27,11 +28,16 @@ export async function countRows(api: ServiceApi, ref: DatasetRef, opts: CountOpt
   const code = codeOf(ref);
   const pathKind = datasetInfo(code)?.pathKind ?? 'direct';
   const windowing = resolveWindowing(opts.window ?? 'auto', pathKind);
+  // Checked here for every dataset, as exports check them: a direct dataset's one request would
+  // otherwise carry 'garbage' to the service, whose 500 says nothing of the argument.
+  const since = opts.since === undefined ? undefined : normalizeInstant(opts.since, 'since');
+  const until = opts.until === undefined ? undefined : normalizeInstant(opts.until, 'until');
+  const concurrency = parseInteger(opts.concurrency ?? 4, 'concurrency', { min: 1 });
   const windows: Window[] = windowing.kind === 'single' || windowing.kind === 'none'
-    ? [{ since: opts.since ?? null, until: opts.until ?? null }]
+    ? [{ since: since ?? null, until: until ?? null }]
     : [...planWindows({
-      since: opts.since ?? DEFAULT_ORIGIN,
-      until: opts.until ?? null,
+      since: since ?? DEFAULT_ORIGIN,
+      until: until ?? null,
       end: new Date().toISOString(),
       windowing,
       sort: 'asc',
@@ -55,7 +61,7 @@ export async function countRows(api: ServiceApi, ref: DatasetRef, opts: CountOpt
       results[i] = page.pagination;
     }
   };
-  const workers = Math.max(1, Math.min(opts.concurrency ?? 4, windows.length));
+  const workers = Math.min(concurrency, windows.length);
   await Promise.all(Array.from({ length: workers }, () => worker().catch((error: unknown) => {
     if (!failed.signal.aborted) failed.abort(error);
     throw error;

@@ -64,6 +64,22 @@ describe('describe() and sql()', () => {
     assert.equal(d.total?.total, (await session.count('D23')).total);
   });
 
+  it('count() refuses a bad since, until or concurrency for direct and via datasets alike, before asking the service', async () => {
+    for (const code of ['D07', 'D23'] as const) {
+      for (const [opts, message] of [
+        [{ since: 'garbage' }, /since "garbage" is not an ISO-8601 timestamp/], [{ until: '31/12/2026' }, /until "31\/12\/2026"/],
+        [{ concurrency: 0 }, /^concurrency must be a whole number of at least 1, not 0$/],
+      ] as const) {
+        await assert.rejects(session.count(code, opts), (error: unknown) => {
+          assert.equal((error as Error).name, 'ConfigError', `${code} ${JSON.stringify(opts)}: ${String(error)}`);
+          assert.match((error as Error).message, message);
+          return true;
+        });
+      }
+    }
+    assert.equal((await session.count('D07', { since: '2000-01-01T00:00:00Z' })).total, (await session.count('D07')).total, 'a good since is taken');
+  });
+
   it('field types: mixed numbers are numbers, two kinds are both named, only nulls is null', () => {
     const fields = summarizeFields([{ a: 1, b: 'x', c: null, d: { k: 1 } }, { a: 1.5, b: 2, c: null, d: { k: 1 } }, { a: -0, b: 'x' }]);
     assert.deepEqual(fields, [
