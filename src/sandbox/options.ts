@@ -63,6 +63,10 @@ export function validateTokenTtl(value: unknown): number {
   return integer('tokenTtlSeconds', value, 0, 30 * 24 * 3600);
 }
 
+/** The largest seed and scale a sandbox takes (what the flags of the CLI check too). */
+export const MAX_SEED = 2 ** 31 - 1;
+export const MAX_SCALE = 10_000_000;
+
 export function resolveOptions(options: SandboxOptions = {}): ResolvedSandboxOptions {
   const o = { ...DEFAULT_OPTIONS, ...stripUndefined(options) };
   const host = o.host;
@@ -82,8 +86,8 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedSandboxOpt
   return {
     port: integer('port', o.port, 0, 65535),
     host,
-    seed: integer('seed', o.seed, 0, 2 ** 31 - 1),
-    scale: integer('scale', o.scale, 0, 10_000_000),
+    seed: integer('seed', o.seed, 0, MAX_SEED),
+    scale: integer('scale', o.scale, 0, MAX_SCALE),
     latencyMs: validateLatency(o.latencyMs),
     tokenTtlSeconds: validateTokenTtl(o.tokenTtlSeconds),
     totalCap: integer('totalCap', o.totalCap, 1, Number.MAX_SAFE_INTEGER),

@@ -77,6 +77,9 @@ describe('an unknown flag', () => {
       [['export', 'D07', '--since'], 'lender export: --since needs a value'],
       [['catalog', '--json=yes'], 'lender catalog: --json takes no value'],
       [['catalog', 'extra'], "lender catalog: unexpected argument 'extra': this command takes only options"],
+      // The sandbox's own bounds, checked with the flag rather than after the prompt shows.
+      [['repl', '--sandbox', '--scale', '99999999999'], "lender repl: --scale must be a whole number from 1 to 10000000, not '99999999999'"],
+      [['repl', '--sandbox', '--seed', '4294967296'], "lender repl: --seed must be a whole number from 0 to 2147483647, not '4294967296'"],
     ] as const;
     for (const [args, first] of cases) {
       const r = await lender([...args]);

@@ -7,7 +7,7 @@ import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionOptions } from '../conne
 import { version } from '../../core/version.ts';
 import { MissingCredentialsError } from '../../core/errors.ts';
 import type { LenderSession, SessionOptions } from '../../session.ts';
-import { DEFAULT_OPTIONS, DEFAULT_SEED } from '../../sandbox/options.ts';
+import { DEFAULT_OPTIONS, DEFAULT_SEED, MAX_SCALE, MAX_SEED } from '../../sandbox/options.ts';
 
 async function openSessionLazily(options: SessionOptions): Promise<LenderSession> {
   // The sandbox's modules load alongside the session's rather than after them (connect() imports
@@ -56,8 +56,8 @@ const command: Command = {
   help: HELP,
   async run(argv, io) {
     const { values } = parseCommandArgs(argv, { ...CONNECTION_OPTIONS, seed: { type: 'string' }, scale: { type: 'string' } });
-    const seed = integerFlag(values.seed, '--seed', { min: 0 });
-    const scale = integerFlag(values.scale, '--scale');
+    const seed = integerFlag(values.seed, '--seed', { min: 0, max: MAX_SEED });
+    const scale = integerFlag(values.scale, '--scale', { max: MAX_SCALE });
     if (!values.sandbox && (seed !== undefined || scale !== undefined)) throw new UsageError('--seed and --scale need --sandbox');
 
     let options: SessionOptions;
