@@ -117,7 +117,7 @@ export function execute(path: string): Execution {
     // Right after the cell that opens the session (the cells after a failed one do not run), and last.
     const probe = (n: number): Cell => ({
       cell_type: 'code', id: `${SECRETS_CELL_ID}-${n}`, metadata: {}, execution_count: null, outputs: [],
-      source: [`require('node:fs').writeFileSync(${JSON.stringify(join(work, `secrets-${n}.json`))}, JSON.stringify(session.knownSecrets()), { mode: 0o600 });`],
+      source: [`require('node:fs').writeFileSync(${JSON.stringify(join(work, `secrets-${n}.json`))}, JSON.stringify([...session.knownSecrets()]), { mode: 0o600 });`],
     });
     const opening = nb.cells.findIndex((c) => c.cell_type === 'code' && /\bsession\s*=\s*await\s+openSession\(/.test(textOf(c.source)));
     if (opening >= 0) nb.cells.splice(opening + 1, 0, probe(1));

@@ -25,6 +25,7 @@ export type { DescribeOptions, FieldSummary } from './session/describe.ts';
 export type { SqlOptions } from './session/sql.ts';
 export type { ChartData, ChartOptions, LabelValues, VegaLiteSpec } from './session/chart.ts';
 export type { RecordSource } from './session/writes.ts';
+export type { SecretValues } from './session/secrets.ts';
 
 // ---- what the helpers return: each prints as a short summary and serialises to plain data
 export { SyncResult } from './session/context.ts';

@@ -22,6 +22,7 @@ import { describeDataset, type Description, type DescribeOptions } from './descr
 import { inTurn } from './file-turns.ts';
 import { htmlTable } from './html.ts';
 import { notebookDisplay } from './notebook.ts';
+import { SecretValues } from './secrets.ts';
 import { runSql, type QueryResult, type SqlOptions } from './sql.ts';
 import { TextTable, type TableOptions } from './table.ts';
 
@@ -125,9 +126,9 @@ export class LenderSession {
     this.#interrupt = source;
   }
 
-  /** Secret values to keep out of history and outputs; never printed. */
-  knownSecrets(): string[] {
-    return this.#connection.secrets();
+  /** Secret values to keep out of history and outputs: strings to filters, [redacted] when printed. */
+  knownSecrets(): SecretValues {
+    return SecretValues.holding(this.#connection.secrets());
   }
 
   whoami = (): Identity => {

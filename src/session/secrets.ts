@@ -4,7 +4,33 @@
 // mention words like "token" (e.g. a 'refresh' event). Cutting secrets out of text that is
 // printed anyway is src/core/redact.ts; these only detect, with its credential patterns, so a
 // scan finds exactly what redaction would cut.
+import { inspect } from 'node:util';
 import { BEARER_CREDENTIAL, JWT_LIKE, MIN_SECRET_LENGTH } from '../core/redact.ts';
+
+/**
+ * The session's secret values, for filters (they iterate it as strings), shown as [redacted] by
+ * util.inspect and JSON: a notebook prints what a cell returns without the REPL's scrub, so a cell
+ * ending in `session.knownSecrets()` must not put the password into the saved notebook.
+ */
+export class SecretValues extends Array<string> {
+  static holding(values: readonly string[]): SecretValues {
+    const list = new SecretValues();
+    list.push(...values);
+    return list;
+  }
+
+  [inspect.custom](): string {
+    return `SecretValues(${this.length}) [redacted]`;
+  }
+
+  toJSON(): string[] {
+    return Array.from(this, () => '[redacted]');
+  }
+
+  override toString(): string {
+    return this.toJSON().join(',');
+  }
+}
 
 // Words that name a secret, and the shapes of keys that announce themselves (Stripe's sk_live_…,
 // AWS's AKIA…, a PEM block): a line with one is kept out of the history.

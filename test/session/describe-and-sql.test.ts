@@ -12,6 +12,8 @@ import { inspect } from 'node:util';
 import { openSession, type LenderSession } from '../../src/session.ts';
 import { describeDataset, summarizeFields } from '../../src/session/describe.ts';
 import { ServerError } from '../../src/core/errors.ts';
+import { redactText } from '../../src/core/redact.ts';
+import { findLeaks } from '../../src/session/secrets.ts';
 import type { RequestOptions } from '../../src/core/api.ts';
 import type { DatasetRef, ExportPageBody, PageQuery } from '../../src/core/types.ts';
 import { FakeApi, makeRows } from '../exports/fake-api.ts';
@@ -78,6 +80,18 @@ describe('describe() and sql()', () => {
       }
     }
     assert.equal((await session.count('D07', { since: '2000-01-01T00:00:00Z' })).total, (await session.count('D07')).total, 'a good since is taken');
+  });
+
+  it('knownSecrets(): strings to the filters that iterate it, [redacted] when printed (a notebook prints a cell\'s value unscrubbed)', () => {
+    const secrets = session.knownSecrets();
+    const password = [...secrets][0]!;
+    assert.ok(password.length >= 8);
+    for (const shown of [inspect(secrets), inspect({ secrets }), JSON.stringify(secrets), JSON.stringify({ secrets }), String(secrets), `${secrets}`]) {
+      assert.ok(!shown.includes(password), shown);
+      assert.match(shown, /redacted/);
+    }
+    assert.equal(redactText(`x ${password} y`, secrets), 'x [redacted] y');
+    assert.ok(findLeaks(`x ${password} y`, secrets).length > 0);
   });
 
   it('field types: mixed numbers are numbers, two kinds are both named, only nulls is null', () => {
