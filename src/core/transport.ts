@@ -4,10 +4,11 @@
 // headers (and so the bearer token).
 import { readFileSync } from 'node:fs';
 import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
-import type { Dispatcher } from 'undici';
+import type { buildConnector as BuildConnector, Dispatcher } from 'undici';
+import { Socket as NetSocket } from 'node:net';
 import { CertificateError, ConfigError, InsecureUrlError, NetworkError, RequestTimeoutError } from './errors.ts';
 import { abortErrorFrom } from './abort.ts';
-import { Agent } from './undici-agent.ts';
+import { Agent, buildConnector } from './undici-agent.ts';
 import { userAgent } from './version.ts';
 
 /** The key of TransportOptions' test-only dispatcher; not exported from the package. */
@@ -98,6 +99,10 @@ export class Transport {
   readonly #timeoutMs: number;
   /** HTTP requests handed to the network, for client.stats. */
   sent = 0;
+  /** Requests given up after an abort whose undici side has not settled yet. */
+  readonly #abandoned = new Set<Promise<unknown>>();
+  /** Every socket this transport's agent opened and that is not closed yet. */
+  readonly #sockets = new Set<NetSocket>();
 
   constructor(options: TransportOptions = {}) {
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -111,10 +116,10 @@ export class Transport {
       // turn verification off for the whole process; an explicit true cannot be. An added CA
       // goes in one secure context made here (contextTrusting): given as `ca`, every new
       // connection would build its trust store again.
-      connect: {
+      connect: this.#tracked(buildConnector({
         rejectUnauthorized: true,
         ...(options.ca === undefined ? {} : { secureContext: contextTrusting(options.ca) }),
-      },
+      })),
     });
   }
 
@@ -145,14 +150,14 @@ export class Transport {
     };
     try {
       this.sent += 1;
-      const res = await this.#agent.request({
+      const res = await this.#settledOrAborted(this.#agent.request({
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
         method: req.method,
         headers,
         body,
         signal,
-      });
+      }), signal);
       // Read fully before returning: a reset mid-body must fail this request, not a later parse.
       const text = await res.body.text();
       return { status: res.statusCode, headers: res.headers, text };
@@ -170,8 +175,47 @@ export class Transport {
     }
   }
 
+  /**
+   * The response, or a rejection as soon as `signal` aborts. undici leaves a request waiting for
+   * its connection (a TLS handshake a host never answers) until its own connect timeout, ten
+   * seconds on, whatever its signal says; Ctrl-C and the overall timer must not wait that long.
+   * The request left behind is kept until it settles (its body discarded, its error dropped), so
+   * that close() knows not to wait for it.
+   */
+  #settledOrAborted(pending: Promise<Dispatcher.ResponseData>, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        reject(signal.reason);
+        const left = pending.then((res) => res.body.destroy(), () => undefined);
+        this.#abandoned.add(left);
+        void left.finally(() => this.#abandoned.delete(left));
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      pending.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
+  }
+
+  /** The connector, keeping each socket it opens until it closes, for close(). */
+  #tracked(connector: BuildConnector.connector): BuildConnector.connector {
+    return (opts, callback) => {
+      // undici's connector returns the socket it is connecting (its types say void): kept if so.
+      const socket: unknown = connector(opts, callback);
+      if (socket instanceof NetSocket) {
+        this.#sockets.add(socket);
+        socket.once('close', () => this.#sockets.delete(socket));
+      }
+      return socket as void;
+    };
+  }
+
+  /** Waits for requests in flight, but not for one abandoned after an abort. A connection undici
+   * leaves open then (one still in its handshake, left to its connect timeout) serves no request:
+   * it is dropped, or the process would live on until that timeout. */
   async close(): Promise<void> {
-    await this.#agent.close();
+    if (this.#abandoned.size === 0) await this.#agent.close();
+    else await this.#agent.destroy();
+    for (const socket of this.#sockets) socket.destroy();
   }
 }
 

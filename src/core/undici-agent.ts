@@ -4,7 +4,7 @@
 // API are taken from their own modules, joined as undici's main module joins them; should a
 // release of undici move them, the main module is used instead.
 import { createRequire } from 'node:module';
-import type { Agent as UndiciAgent } from 'undici';
+import type { Agent as UndiciAgent, buildConnector as undiciBuildConnector } from 'undici';
 
 const require = createRequire(import.meta.url);
 
@@ -22,3 +22,16 @@ function loadAgent(): typeof UndiciAgent {
 
 /** undici's Agent class. */
 export const Agent = loadAgent();
+
+function loadConnector(): typeof undiciBuildConnector {
+  try {
+    const build = require('undici/lib/core/connect.js') as typeof undiciBuildConnector;
+    if (typeof build === 'function') return build;
+  } catch {
+    // moved: below
+  }
+  return (require('undici') as { buildConnector: typeof undiciBuildConnector }).buildConnector;
+}
+
+/** undici's connector: the function that opens an agent's TLS connections. */
+export const buildConnector = loadConnector();

@@ -5,6 +5,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { execFile } from 'node:child_process';
+import { once } from 'node:events';
 import { connect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { LenderClient } from '../../src/client/client.ts';
@@ -168,6 +169,47 @@ describe('responses that break the protocol', () => {
     assert.equal(c.stats.retries, 0);
     await assert.rejects(c.catalog({ signal: AbortSignal.abort() }), AbortError);
     assert.equal(requests, 1);
+  });
+
+  it('an abort or the timeout ends a request still waiting for its TLS handshake, not undici\'s connect timeout later', async () => {
+    // A host that accepts the connection and never answers the handshake: undici alone keeps the
+    // request until its own connect timeout (ten seconds) whatever the signal says.
+    const sockets: { ended: boolean; closed: Promise<unknown> }[] = [];
+    const silent = createNetServer((socket) => {
+      const seen = { ended: false, closed: once(socket, 'close') };
+      sockets.push(seen);
+      socket.on('close', () => (seen.ended = true));
+      socket.on('error', () => undefined);
+      // Read (and drop) the client's hello, so that its end is seen.
+      socket.resume();
+    });
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const url = `https://127.0.0.1:${(silent.address() as AddressInfo).port}/x`;
+    // What settles first: the promise, or undici's connect timeout (ten seconds) less a margin.
+    const beforeUndiciGivesUp = (promise: Promise<unknown>) =>
+      Promise.race([promise.then(() => 'settled', (error: unknown) => error), new Promise((r) => setTimeout(r, 8000, 'still waiting'))]);
+    const transport = new Transport({ timeoutMs: 60_000 });
+    try {
+      const controller = new AbortController();
+      const pending = transport.request({ method: 'GET', url, signal: controller.signal });
+      while (sockets.length === 0) await new Promise((r) => setTimeout(r, 10));
+      controller.abort(new Error('user stopped'));
+      assert.ok(await beforeUndiciGivesUp(pending) instanceof AbortError, 'the abort rejects at once');
+      assert.equal(sockets[0]!.ended, false, 'rejected while the handshake was still pending');
+      // Closing drops that connection: left to undici, it would hold the process for ten seconds.
+      await transport.close();
+      assert.equal(await beforeUndiciGivesUp(sockets[0]!.closed), 'settled', 'the connection in its handshake is closed by close()');
+      const timed = new Transport({ timeoutMs: 200 });
+      try {
+        assert.ok(await beforeUndiciGivesUp(timed.request({ method: 'GET', url })) instanceof RequestTimeoutError, 'the timeout too');
+      } finally {
+        await timed.close().catch(() => undefined);
+      }
+    } finally {
+      await transport.close().catch(() => undefined);
+      silent.close();
+    }
   });
 
   it('a self-signed server is refused without its CA (CertificateError) and accepted with it', async () => {
