@@ -1,10 +1,11 @@
 // Persistent REPL history that is written as you go, kept private (0600) and filtered: a line
 // that holds a password or token never reaches the file (or the in-memory history). Node's own
 // repl.setupHistory was not enough for this; see README.md beside this file for why.
-import { chmodSync, closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, fchmodSync, fsyncSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { REPLServer } from 'node:repl';
+import { makeFolderSync } from '../src/core/make-folder.ts';
 
 export const HISTORY_ENV = 'LENDER_REPL_HISTORY';
 /** Lines kept; the file is trimmed to this at start when it has grown past twice as many. */
@@ -24,6 +25,9 @@ export interface HistoryOptions {
   /** True for a line that must not be kept. */
   isSecret: (line: string) => boolean;
   maxLines?: number;
+  /** Tightens the file's folder to 0700 even if it existed: for the REPL's own default folder,
+   * never for one the user named (a home folder, a shared folder). */
+  privateFolder?: boolean;
 }
 
 export interface PersistentHistory {
@@ -45,44 +49,48 @@ function readLines(path: string): string[] {
   }
 }
 
-/** Rewrites the file atomically with `lines`, created 0600 (rename keeps the new mode). */
+/** Rewrites the file in place with `lines`. Not by rename: another REPL appending to the file
+ * would go on writing to the replaced one, and a symbolic link would become a plain file. */
 function rewrite(path: string, lines: string[]): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, lines.length > 0 ? `${lines.join('\n')}\n` : '', { mode: 0o600 });
-  renameSync(tmp, path);
+  const text = Buffer.from(lines.length > 0 ? `${lines.join('\n')}\n` : '');
+  const fd = openSync(path, 'r+');
+  try {
+    fchmodSync(fd, 0o600);
+    writeSync(fd, text, 0, text.length, 0);
+    ftruncateSync(fd, text.length);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The file's lines but those `isSecret` refuses, at most `max` (the last); the file is rewritten
- * with them when it held such lines, or more than twice `max`. `rewritten`: it was. */
-function clean(path: string, isSecret: (line: string) => boolean, max: number): { kept: string[]; rewritten: boolean } {
+ * with them when it held such lines, or more than twice `max`. */
+function clean(path: string, isSecret: (line: string) => boolean, max: number): string[] {
   const existing = readLines(path);
   const kept = existing.filter((l) => !isSecret(l));
-  if (kept.length === existing.length && kept.length <= 2 * max) return { kept: kept.slice(-max), rewritten: false };
-  rewrite(path, kept.slice(-max));
-  return { kept: kept.slice(-max), rewritten: true };
+  if (kept.length !== existing.length || kept.length > 2 * max) rewrite(path, kept.slice(-max));
+  return kept.slice(-max);
 }
 
 export function attachHistory(server: REPLServer, opts: HistoryOptions): PersistentHistory {
   const max = opts.maxLines ?? HISTORY_MAX_LINES;
-  mkdirSync(dirname(opts.path), { recursive: true, mode: 0o700 });
-  // `mode` applies only to a folder made here; one that existed is tightened (if it is ours: a
-  // shared folder's owner decides).
-  try {
-    chmodSync(dirname(opts.path), 0o700);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') throw error;
+  // Missing levels made 0700; folders that exist keep their mode (see privateFolder).
+  makeFolderSync(dirname(opts.path));
+  if (opts.privateFolder === true) {
+    try {
+      chmodSync(dirname(opts.path), 0o700);
+    } catch (error) {
+      // Someone else's folder: its owner decides.
+      if ((error as NodeJS.ErrnoException).code !== 'EPERM') throw error;
+    }
   }
 
   // A file from an older run may hold lines we now consider secret, or be too long.
-  const { kept } = clean(opts.path, opts.isSecret, max);
+  const kept = clean(opts.path, opts.isSecret, max);
 
-  const openForAppend = (): number => {
-    const opened = openSync(opts.path, 'a', 0o600);
-    // `mode` applies only when the file is created; tighten a file that already existed.
-    fchmodSync(opened, 0o600);
-    return opened;
-  };
-  let fd = openForAppend();
+  const fd = openSync(opts.path, 'a', 0o600);
+  // `mode` applies only when the file is created; tighten a file that already existed.
+  fchmodSync(fd, 0o600);
 
   // readline keeps history newest first; it is used for arrow keys in a terminal.
   const mutable = server as unknown as { history: string[] };
@@ -113,10 +121,8 @@ export function attachHistory(server: REPLServer, opts: HistoryOptions): Persist
     forgetSecrets() {
       if (closed) return;
       onHistory(mutable.history);
-      if (!clean(opts.path, opts.isSecret, max).rewritten) return;
-      // The file was replaced: appends go to the new one.
-      closeSync(fd);
-      fd = openForAppend();
+      // Rewritten in place: appends go on at its new end.
+      clean(opts.path, opts.isSecret, max);
     },
     close() {
       if (closed) return;

@@ -47,6 +47,11 @@ export class LineGate {
     this.#pump();
   }
 
+  /** Drops the lines queued (typed ahead, not yet run) and says how many; later lines run. */
+  cancelQueued(): number {
+    return this.#queue.splice(0).length;
+  }
+
   /** Drops what is queued; nothing more runs. */
   close(): void {
     this.#closed = true;

@@ -15,7 +15,7 @@ import { fileState, memoryState } from '../src/exports/state.ts';
 import { installCompleter } from './completer.ts';
 import { defineCommands, type ReplState } from './commands.ts';
 import { isInterrupt, oneLine, stackOf } from './errors.ts';
-import { attachHistory, historyPath, type PersistentHistory } from './history.ts';
+import { attachHistory, HISTORY_ENV, historyPath, type PersistentHistory } from './history.ts';
 import { DATASET_CODES } from '../src/core/catalog.ts';
 import { promptAgain } from './prompt.ts';
 import { LineGate } from './line-gate.ts';
@@ -86,6 +86,9 @@ export function runRepl(opts: ReplOptions): Promise<number> {
     terminal,
     useColors: terminal,
     ignoreUndefined: true,
+    // Node's inline preview formats values itself, past the writer's scrub: it would show a
+    // password in grey as its name is typed.
+    preview: false,
     // Lets Ctrl-C reach us while a top-level await is pending (Node buffers keys otherwise). Only
     // on a terminal: once vm has run an evaluation with it, a SIGINT gets its default action and
     // ends the process, and without a terminal Ctrl-C is that signal (handled below).
@@ -100,20 +103,31 @@ export function runRepl(opts: ReplOptions): Promise<number> {
     for (const c of running) c.abort(new Error(reason));
     running.clear();
   };
-  const onCtrlC = (): void => abortRunning('interrupted by Ctrl-C');
+  // Lines typed ahead (while connecting, or behind a running call) are cancelled with it.
+  const cancelQueued = (): boolean => {
+    const dropped = gate.cancelQueued();
+    if (dropped > 0) out(`Cancelled ${dropped === 1 ? 'the line' : `${dropped} lines`} typed ahead.`);
+    return dropped > 0;
+  };
+  const onCtrlC = (): void => {
+    cancelQueued();
+    abortRunning('interrupted by Ctrl-C');
+  };
   // Prepended: Node's own listener settles the evaluation first, and we must see it running.
   server.prependListener('SIGINT', onCtrlC);
-  // Without a terminal, Ctrl-C arrives as a process signal; the CLI's own handler would end the
-  // process on the second one, which is not what Ctrl-C means in a REPL.
-  const previousSigint = terminal ? [] : process.listeners('SIGINT');
+  // The CLI's own SIGINT handler would end the process on the second signal, which is not what
+  // Ctrl-C means in a REPL: it is set aside while the REPL runs. Without a terminal, Ctrl-C
+  // arrives as that signal and is handled here. On a terminal no process listener may stay: with
+  // one, Node cannot break a synchronous evaluation (`while (true) {}`) and the signal ends the
+  // process; Ctrl-C reaches the REPL as a key, or breaks the evaluation.
+  const previousSigint = process.listeners('SIGINT');
   const onProcessSigint = (): void => {
+    const cancelled = cancelQueued();
     if (running.size > 0) onCtrlC();
-    else out('(To exit, type .exit or press Ctrl-D)');
+    else if (!cancelled) out('(To exit, type .exit or press Ctrl-D)');
   };
-  if (!terminal) {
-    for (const l of previousSigint) process.off('SIGINT', l);
-    process.on('SIGINT', onProcessSigint);
-  }
+  for (const l of previousSigint) process.off('SIGINT', l);
+  if (!terminal) process.on('SIGINT', onProcessSigint);
 
   // ---- Evaluation: one-line errors, interrupt signal per evaluation.
   const finished = new Map<AbortController, () => void>();
@@ -219,6 +233,8 @@ export function runRepl(opts: ReplOptions): Promise<number> {
       history = attachHistory(server, {
         path: file,
         isSecret,
+        // Only the default folder is ours to tighten; one the user named is left as it is.
+        privateFolder: !('historyFile' in opts) && opts.env[HISTORY_ENV] === undefined,
       });
     } catch (error) {
       out(`History is off: ${oneLine(error)}`);
@@ -267,8 +283,8 @@ export function runRepl(opts: ReplOptions): Promise<number> {
         // connection no prompt came again).
         if (state.connectError === undefined) opts.output.write('\n');
         process.off('SIGINT', onProcessSigint);
-        for (const l of previousSigint) process.on('SIGINT', l);
       }
+      for (const l of previousSigint) process.on('SIGINT', l);
       const code = state.connectError !== undefined ? 1 : 0;
       opts.session.then((s) => s.close(), () => undefined).then(() => resolve(code), () => resolve(code));
     });

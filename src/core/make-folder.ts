@@ -2,6 +2,7 @@
 // one rather than with Node's recursive mkdir, which says ENOENT where a folder could not be made
 // for another reason (a read-only file system: EROFS) and loops forever where mkdir itself says
 // ENOENT (under /proc).
+import { mkdirSync, statSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { codeOf, FileError } from './file-errors.ts';
@@ -45,6 +46,37 @@ async function exists(path: string): Promise<boolean> {
     return true;
   } catch (error) {
     // Any other failure (EACCES, ENOTDIR): the step after says what it is.
+    return codeOf(error) !== 'ENOENT';
+  }
+}
+
+/** makeFolder for a caller that cannot wait (the REPL's history, set up before its first
+ * prompt): the same steps, synchronous. */
+export function makeFolderSync(path: string, mode = PRIVATE_FOLDER_MODE): void {
+  try {
+    const levels: string[] = [];
+    for (let level = resolve(path); !existsSync(level); level = dirname(level)) {
+      levels.unshift(level);
+      if (dirname(level) === level) break;
+    }
+    if (levels.length === 0 && !statSync(path).isDirectory()) mkdirSync(path, { mode });
+    for (const level of levels) {
+      try {
+        mkdirSync(level, { mode });
+      } catch (error) {
+        if (codeOf(error) !== 'EEXIST') throw error;
+      }
+    }
+  } catch (error) {
+    throw new FileError('create the folder', path, error);
+  }
+}
+
+function existsSync(path: string): boolean {
+  try {
+    statSync(path);
+    return true;
+  } catch (error) {
     return codeOf(error) !== 'ENOENT';
   }
 }

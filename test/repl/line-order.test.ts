@@ -184,6 +184,67 @@ describe('runRepl while the session connects', () => {
   });
 });
 
+describe('runRepl: Ctrl-C while the session connects', () => {
+  /** A REPL whose session connects when the test says so, and its output as text. */
+  function connectingRepl(terminal: boolean) {
+    let connect!: (s: LenderSession) => void;
+    const session = new Promise<LenderSession>((resolveSession) => (connect = resolveSession));
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let text = '';
+    output.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+    const seen = (pattern: RegExp): Promise<void> => new Promise((resolveSeen) => {
+      const check = (): void => {
+        if (!pattern.test(text)) return;
+        output.off('data', check);
+        resolveSeen();
+      };
+      output.on('data', check);
+      check();
+    });
+    const done = runRepl({ session, connectingTo: 'a test sandbox', input, output, terminal, env: {}, historyFile: undefined, version: 'test' });
+    return { connect, input, seen, done, text: () => text };
+  }
+
+  it('on a terminal, cancels the lines typed ahead, as it stops a running call', async () => {
+    const r = connectingRepl(true);
+    await r.seen(/lender> /);
+    try {
+      r.input.write(`await count('D07')\r'queued' + '-too'\r`);
+      r.input.write('\x03');
+      await r.seen(/Cancelled 2 lines typed ahead\./);
+      r.connect(await openSession({ sandbox: true, env: {} }));
+      await r.seen(/Connected as demo/);
+      // Lines run in order: had the count stayed queued, it would have run before this one.
+      r.input.write(`'after' + '!'\r`);
+      await r.seen(/'after!'/);
+      assert.doesNotMatch(r.text(), /1,000 rows|queued-too/, r.text());
+    } finally {
+      r.input.write('.exit\r');
+    }
+    assert.equal(await r.done, 0);
+  });
+
+  it('without a terminal, SIGINT cancels the lines read ahead', async () => {
+    const r = connectingRepl(false);
+    await r.seen(/lender> /);
+    try {
+      r.input.write(`await count('D07')\n`);
+      // The line has been read once the REPL's reader had its turn.
+      await new Promise((resolveTurn) => setImmediate(resolveTurn));
+      process.emit('SIGINT', 'SIGINT');
+      await r.seen(/Cancelled the line typed ahead\./);
+      r.connect(await openSession({ sandbox: true, env: {} }));
+      r.input.write(`'after' + '!'\n`);
+      await r.seen(/'after!'/);
+      assert.doesNotMatch(r.text(), /1,000 rows/, r.text());
+    } finally {
+      r.input.end();
+    }
+    assert.equal(await r.done, 0);
+  });
+});
+
 describe('runRepl when the session cannot connect, input piped', () => {
   it('says so on a line of its own, ends with it, and exits 1', async () => {
     const input = new PassThrough();

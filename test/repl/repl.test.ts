@@ -142,6 +142,55 @@ describe('lender repl --sandbox on a pseudo-terminal', () => {
   });
 });
 
+/** `lender repl --sandbox` on a pseudo-terminal in a fresh HOME, killed once `body` is done. */
+async function withTerminalRepl(body: (d: Driver) => Promise<void>): Promise<void> {
+  assert.ok(scriptAvailable(), 'util-linux `script` is needed to give the REPL a real terminal');
+  const { home, env } = freshHome();
+  const command = `stty cols 250 rows 60; exec ${shellQuote(process.execPath)} ${shellQuote(BIN)} repl --sandbox`;
+  const d = new Driver('script', ['-qfec', command, '/dev/null'], env, home);
+  try {
+    await d.waitFor(/Connected as demo/, 'the connected banner');
+    await d.waitFor(PROMPT, 'the prompt');
+    await body(d);
+  } finally {
+    d.kill();
+  }
+}
+
+describe('lender repl --sandbox on a pseudo-terminal, more', () => {
+  it('shows no inline preview of a value while it is typed (it would show the password)', () =>
+    withTerminalRepl(async (d) => {
+      d.write('var pw = session.knownSecrets()[0]\r');
+      await d.waitFor(PROMPT, 'the prompt after the assignment');
+      const password = await demoPassword(d, '\r');
+      // Node draws its preview as each key is handled; the Enter comes only once the keys have
+      // been echoed, so a preview would be on the screen before it.
+      d.write('pw');
+      await d.waitFor(/pw/, 'the echo of the typed name');
+      d.write('\r');
+      await d.waitFor(/\[redacted\][^\n]*\n[\s\S]*?lender> /, 'the value, redacted');
+      assert.ok(!d.output.includes(password), 'the password showed on the terminal');
+      d.write('\x04');
+      assert.equal(await d.exited(), 0, d.output);
+    }));
+
+  it('Ctrl-C stops a synchronous endless loop and the REPL goes on; Ctrl-C twice then exits 0', () =>
+    withTerminalRepl(async (d) => {
+      // The marker is printed from inside the evaluation: the loop is running once it shows.
+      d.write(`console.log('loop' + 'ing:' + 1); while (true) {}\r`);
+      await d.waitFor(/looping:1/, 'the loop to start');
+      d.write('\x03');
+      await d.waitFor(/Interrupted[^\n]*\n[\s\S]*?lender> /, 'the interrupt message and the prompt');
+      d.write('6 * 7\r');
+      await d.waitFor(/\n42\r?\n/, 'an evaluation after the interrupt');
+      // At an empty prompt, Ctrl-C twice leaves the REPL, as in Node's own.
+      d.write('\x03');
+      await d.waitFor(/press Ctrl\+C again/, 'the hint to press Ctrl-C again');
+      d.write('\x03');
+      assert.equal(await d.exited(), 0, d.output);
+    }));
+});
+
 describe('lender repl --sandbox with piped stdin', () => {
   it('evaluates, lists datasets, exits, and leaves a 0600 history without secrets', () =>
     withPipedRepl(async (d, env) => {
@@ -190,6 +239,21 @@ describe('lender repl --sandbox with piped stdin', () => {
       assert.ok(!text.includes(password), 'the password was saved');
       assert.ok(!text.includes('old content'));
     }));
+
+  it('says the history is off when its folder cannot be made, and goes on (under /proc, too)', async () => {
+    const { home, env } = freshHome();
+    // Node's recursive mkdir never returns for a path under /proc.
+    const d = new Driver(process.execPath, [BIN, 'repl', '--sandbox'], { ...env, LENDER_REPL_HISTORY: '/proc/no-such-folder/history' }, home);
+    try {
+      await d.waitFor(/History is off: [^\n]*\/proc\/no-such-folder/, 'the history being off');
+      d.write('6 * 7\n');
+      await d.waitFor(/42/, 'a plain evaluation');
+      d.write('.exit\n');
+      assert.equal(await d.exited(), 0, d.output);
+    } finally {
+      d.kill();
+    }
+  });
 
   it('ends cleanly when stdin ends while a dot-command is still running', () =>
     withPipedRepl(async (d) => {

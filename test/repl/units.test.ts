@@ -1,6 +1,6 @@
 // The REPL's pure parts and its history file, without a sandbox.
 import { strict as assert } from 'node:assert';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import repl from 'node:repl';
@@ -162,7 +162,7 @@ describe('history file', () => {
     }
   });
 
-  it('lines holding the session\'s secrets, known only once it connects, leave the file and arrow-up then; the folder is made 0700', () => {
+  it('lines holding the session\'s secrets, known only once it connects, leave the file and arrow-up then', () => {
     const folder = join(dir, 'loose');
     mkdirSync(folder, { mode: 0o755 });
     chmodSync(folder, 0o755);
@@ -174,7 +174,6 @@ await count('D07')
     const server = repl.start({ input: new PassThrough(), output: new PassThrough(), terminal: false, prompt: '' });
     const history = attachHistory(server, { path, isSecret: (l) => looksSensitive(l, secrets) });
     try {
-      assert.equal(statSync(folder).mode & 0o777, 0o700);
       // Not a secret yet: nothing tells it from any text.
       assert.deepEqual((server as unknown as { history: string[] }).history, [`await count('D07')`, `const old = 'Pw-of-the-lender-42'`]);
       secrets.push('Pw-of-the-lender-42'); // the session connected
@@ -188,5 +187,67 @@ await count('D07')
       history.close();
       server.close();
     }
+  });
+  it('makes missing folders 0700 and leaves existing ones as they are, but its own default folder', () => {
+    const attach = (path: string, privateFolder?: boolean): void => {
+      const server = repl.start({ input: new PassThrough(), output: new PassThrough(), terminal: false, prompt: '' });
+      attachHistory(server, { path, isSecret: () => false, privateFolder }).close();
+      server.close();
+    };
+    const home = join(dir, 'home');
+    mkdirSync(home);
+    chmodSync(home, 0o755);
+    attach(join(home, '.lender_repl_history'));
+    assert.equal(statSync(home).mode & 0o7777, 0o755, 'a folder the user named keeps its mode');
+    const shared = join(dir, 'shared');
+    mkdirSync(shared);
+    chmodSync(shared, 0o1777);
+    attach(join(shared, 'history'));
+    assert.equal(statSync(shared).mode & 0o7777, 0o1777, 'a shared folder keeps its mode and sticky bit');
+    attach(join(shared, 'a', 'b', 'history'));
+    assert.equal(statSync(join(shared, 'a')).mode & 0o777, 0o700);
+    assert.equal(statSync(join(shared, 'a', 'b')).mode & 0o777, 0o700);
+    const own = join(dir, 'state', 'lender-streams');
+    mkdirSync(own, { recursive: true });
+    chmodSync(own, 0o755);
+    attach(join(own, 'repl_history'), true);
+    assert.equal(statSync(own).mode & 0o777, 0o700, 'the default folder is tightened');
+  });
+
+  it('trims an overgrown file in place: another REPL appending to it keeps its lines, a symbolic link stays one', () => {
+    const start = (): repl.REPLServer => repl.start({ input: new PassThrough(), output: new PassThrough(), terminal: false, prompt: '' });
+    const path = join(dir, 'shared-history');
+    const first = start();
+    const h1 = attachHistory(first, { path, isSecret: () => false, maxLines: 2 });
+    const second = start();
+    try {
+      for (const line of ['a', 'b', 'c', 'd', 'e']) first.emit('line', line);
+      // Started while the file holds more than twice its cap: it trims the file to the last lines.
+      const h2 = attachHistory(second, { path, isSecret: () => false, maxLines: 2 });
+      try {
+        assert.equal(readFileSync(path, 'utf8'), 'd\ne\n');
+        first.emit('line', 'from the first');
+        second.emit('line', 'from the second');
+        assert.equal(readFileSync(path, 'utf8'), 'd\ne\nfrom the first\nfrom the second\n');
+        assert.equal(statSync(path).mode & 0o777, 0o600);
+      } finally {
+        h2.close();
+      }
+    } finally {
+      h1.close();
+      first.close();
+      second.close();
+    }
+
+    const target = join(dir, 'real-history');
+    const link = join(dir, 'linked-history');
+    writeFileSync(target, 'a\nb\nc\nd\ne\n', { mode: 0o644 });
+    symlinkSync(target, link);
+    const third = start();
+    attachHistory(third, { path: link, isSecret: () => false, maxLines: 2 }).close();
+    third.close();
+    assert.ok(lstatSync(link).isSymbolicLink(), 'the link was replaced by a file');
+    assert.equal(readFileSync(target, 'utf8'), 'd\ne\n');
+    assert.equal(statSync(target).mode & 0o777, 0o600);
   });
 });
