@@ -15,7 +15,15 @@ describe('WindowTimeoutError', () => {
     assert.equal(error.status, 504);
     assert.equal(error.retryable, false);
     assert.equal(new GatewayTimeoutError('504', { status: 504 }).retryable, true, 'a plain 504 still is');
-    assert.match(error.message, /pass a smaller limit or minSplitSpan \(--limit, --min-split in the CLI\)\.$/);
+    assert.match(error.message, /span of 1 hour; retry later, or pass a smaller minSplitSpan \(--min-split in the CLI\)\.$/);
+  });
+
+  it('gives its span in a readable unit, and for a direct dataset also the limit as advice', () => {
+    // A via read costs the service its whole window whatever the limit: only a shorter window helps there.
+    assert.match(new WindowTimeoutError('D23', WINDOW, 20_000).message, /span of 20 seconds; retry later, or pass a smaller minSplitSpan \(--min-split in the CLI\)\.$/);
+    assert.match(new WindowTimeoutError('D23', WINDOW, 90 * 60_000).message, /span of 1\.5 hours;/);
+    assert.match(new WindowTimeoutError('D23', WINDOW, 2 * 86_400_000).message, /span of 2 days;/);
+    assert.match(new WindowTimeoutError('D07', WINDOW, 60_000).message, /span of 1 minute; retry later, or pass a smaller limit or minSplitSpan \(--limit, --min-split in the CLI\)\.$/);
   });
 
   it('is not sent again by the retry loop, unlike a plain 504', async () => {

@@ -99,14 +99,6 @@ test('windows too wide are halved until they pass; at the minimum span the error
   assert.equal(strict.retrySettings.at(-1), true, 'at the minimum span the client retries 504 itself');
 });
 
-test('the window timeout gives its span in a readable unit, and for a direct dataset also the limit as advice', () => {
-  const window = { since: '2026-01-01T00:00:00.000Z', until: '2026-01-01T00:00:20.000Z' };
-  assert.match(new WindowTimeoutError('D23', window, 20_000).message, /span of 20 seconds; retry later, or pass a smaller minSplitSpan \(--min-split in the CLI\)\.$/);
-  assert.match(new WindowTimeoutError('D23', window, 90 * 60_000).message, /span of 1\.5 hours;/);
-  assert.match(new WindowTimeoutError('D23', window, 2 * 86_400_000).message, /span of 2 days;/);
-  assert.match(new WindowTimeoutError('D07', window, 60_000).message, /span of 1 minute; retry later, or pass a smaller limit or minSplitSpan \(--limit, --min-split in the CLI\)\.$/);
-});
-
 test('a 504 part-way through a window splits only the unread rest and delivers no row twice', async () => {
   const rows = makeRows(600);
   for (const sort of ['asc', 'desc'] as const) {
