@@ -172,19 +172,32 @@ export class ExportStream extends Readable {
   }
 
   /**
-   * A consumer asking for the next item is done with every item handed out before: the pages
-   * those end are saved now. Node calls _read only when the buffer runs low, which a page of
-   * 1,000 rows keeps full for most of the next page, so a stop there would lose that save. A
-   * stop (break, abort) saves nothing more: a for-await loop's break and a throw from its body
-   * both just destroy the stream, so the item taken last may not have been handled.
+   * A for-await consumer asking for the next item is done with every item handed out before: the
+   * pages those end are saved then. _read alone (below) comes only when the buffer runs low, which
+   * a page of 1,000 rows keeps full for most of the next page, so a stop there would lose that
+   * save. Not in read(): a pipe reads an item into its destination's buffer, not yet written. A
+   * stop (break, abort) saves nothing more: a break and a throw from the loop's body both just
+   * destroy the stream, so the item taken last may not have been handled.
    */
-  override read(size?: number): any {
-    this.#saves?.flush(this.#pushed - this.readableLength);
-    return super.read(size);
+  override [Symbol.asyncIterator](): AsyncIterableIterator<any> {
+    const items = super[Symbol.asyncIterator]();
+    const next = (): Promise<IteratorResult<any>> => {
+      this.#saves?.flush(this.#pushed - this.readableLength);
+      return items.next();
+    };
+    return {
+      next,
+      return: (value?: unknown) => items.return?.(value) ?? Promise.resolve({ done: true, value: undefined }),
+      throw: (error?: unknown) => items.throw?.(error) ?? Promise.reject(error),
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
   }
 
   override _read(): void {
     this.#demand = true;
+    this.#saves?.flush(this.#pushed - this.readableLength);
     void this.#drive();
   }
 

@@ -1,6 +1,8 @@
 // Stream mechanics against an in-memory ServiceApi (every query visible). The same behaviours are
 // checked end to end over HTTPS in export-sandbox.test.ts.
 import { test } from 'node:test';
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import assert from 'node:assert/strict';
 import { DatasetUnavailableError } from '../../src/core/errors.ts';
 import { exportPages, exportRows, type Checkpoint, type ExportOptions, type ExportPage } from '../../src/exports/export-stream.ts';
@@ -222,4 +224,32 @@ test('an abort signal stops the stream and its requests', async () => {
   await new Promise((resolve) => setTimeout(resolve, 20));
   assert.equal(api.queries.length, count);
   assert.ok(count <= 4);
+});
+
+test('a pipe into a Writable that fails: no row it never wrote counts as delivered', async () => {
+  // A pipe reads rows into the Writable's buffer (16 objects) ahead of its writes: a row read is
+  // not a row handled, so only a for-await consumer's asking for the next row finishes a page.
+  const rows = makeRows(300);
+  for (const failAt of [99, 100, 101]) {
+    const api = new FakeApi({ rows });
+    const state = memoryState();
+    const written: string[] = [];
+    let seen = 0;
+    const sink = new Writable({
+      objectMode: true,
+      write(row: FakeRow, _encoding, callback) {
+        seen += 1;
+        const fail = seen === failAt;
+        setImmediate(() => {
+          if (fail) return callback(new Error('sink failed'));
+          written.push(row.public_id);
+          callback();
+        });
+      },
+    });
+    await assert.rejects(pipeline(exportRows(api, 'D07', { limit: 100, state, now: NOW }), sink), /sink failed/);
+    const rest = await collect(api, 'D07', { limit: 100, state, now: NOW });
+    const delivered = new Set([...written, ...ids(rest)]);
+    assert.deepEqual(ids(rows).filter((id) => !delivered.has(id)), [], `failing at row ${failAt}: none skipped`);
+  }
 });
