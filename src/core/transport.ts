@@ -101,6 +101,8 @@ export class Transport {
   sent = 0;
   /** Requests given up after an abort whose undici side has not settled yet. */
   readonly #abandoned = new Set<Promise<unknown>>();
+  /** Requests whose caller still waits for them (not the abandoned ones). */
+  readonly #inFlight = new Set<Promise<TransportResponse>>();
   /** Every socket this transport's agent opened and that is not closed yet. */
   readonly #sockets = new Set<NetSocket>();
 
@@ -124,6 +126,16 @@ export class Transport {
   }
 
   async request(req: TransportRequest): Promise<TransportResponse> {
+    const sending = this.#send(req);
+    this.#inFlight.add(sending);
+    try {
+      return await sending;
+    } finally {
+      this.#inFlight.delete(sending);
+    }
+  }
+
+  async #send(req: TransportRequest): Promise<TransportResponse> {
     const url = new URL(req.url);
     // Checked here as well as in config so no code path can send a token over plain HTTP.
     assertHttps(url);
@@ -209,13 +221,18 @@ export class Transport {
     };
   }
 
-  /** Waits for requests in flight, but not for one abandoned after an abort. A connection undici
-   * leaves open then (one still in its handshake, left to its connect timeout) serves no request:
-   * it is dropped, or the process would live on until that timeout. */
+  /** Waits for requests in flight, but not for one abandoned after an abort: once the others
+   * have ended, what undici still holds for it (a connection in its handshake, left to undici's
+   * connect timeout) is dropped, or the process would live on until that timeout. */
   async close(): Promise<void> {
-    if (this.#abandoned.size === 0) await this.#agent.close();
-    else await this.#agent.destroy();
+    // undici refuses new requests from here on, and would wait for the abandoned ones too.
+    const closing = this.#agent.close();
+    await Promise.allSettled([...this.#inFlight]);
+    if (this.#abandoned.size === 0) return closing;
+    // Destroyed, the agent never settles the close begun above: not waited for.
+    closing.catch(() => undefined);
     for (const socket of this.#sockets) socket.destroy();
+    await this.#agent.destroy();
   }
 }
 

@@ -212,6 +212,32 @@ describe('responses that break the protocol', () => {
     }
   });
 
+  it('close() right after one request is aborted still lets another request in flight complete', async () => {
+    const tls = await generateTls('127.0.0.1');
+    const slow = createHttpsServer({ key: tls.key, cert: tls.cert }, (_req, res) => {
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'), 300);
+    });
+    slow.listen(0, '127.0.0.1');
+    await once(slow, 'listening');
+    const url = `https://127.0.0.1:${(slow.address() as AddressInfo).port}/x`;
+    const transport = new Transport({ ca: tls.cert, timeoutMs: 10_000 });
+    try {
+      const wanted = transport.request({ method: 'GET', url });
+      const controller = new AbortController();
+      const dropped = transport.request({ method: 'GET', url, signal: controller.signal });
+      await new Promise((r) => setTimeout(r, 100));
+      // close() called at once, while undici has not yet settled the aborted request.
+      controller.abort(new Error('stop'));
+      const closing = transport.close();
+      await assert.rejects(dropped, AbortError);
+      assert.equal((await wanted).status, 200);
+      await closing;
+    } finally {
+      slow.closeAllConnections();
+      slow.close();
+    }
+  });
+
   it('a self-signed server is refused without its CA (CertificateError) and accepted with it', async () => {
     handler = (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
