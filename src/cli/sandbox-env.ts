@@ -38,6 +38,12 @@ export function exportLines(authUrl: string, login: EnvLogin, caFile: string): s
   return values.map(([name, value]) => `export ${name}=${shellQuote(value)}\n`).join('');
 }
 
+/** The line that takes back what exportLines set: printed when a sandbox whose lines went into a
+ * pipe stops. */
+export function unsetLine(): string {
+  return `unset ${[ENV.authUrl, ENV.lender, ENV.email, ENV.password, ENV.caFile].join(' ')}\n`;
+}
+
 // The first line names the process (its pid, and where the OS gives them its start time and the
 // boot it runs in), so a file left by one that died is known as stale, also once a reboot or a
 // restarted container gave its pid to another process.

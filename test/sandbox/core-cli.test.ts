@@ -152,16 +152,28 @@ describe('lender sandbox', () => {
     }
   });
 
-  it('with no --env sandbox running, $(lender sandbox --env) exits 2 instead of serving inside the substitution', async () => {
+  it('with no --env sandbox running, eval "$(lender sandbox --env)" is warned on stderr, and once stopped leaves nothing set', async () => {
     const home = await mkdtemp(join(tmpdir(), 'lender-env-none-'));
     const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: home };
+    for (const name of ['LENDER_AUTH_URL', 'LENDER_SUBDOMAIN', 'LENDER_EMAIL', 'LENDER_PASSWORD', 'LENDER_CA_FILE']) delete env[name];
+    const envFile = join(home, 'lender-streams', 'sandbox.env');
     try {
-      // Without the check the substitution never returns; the timeout turns that into exit 124.
-      const r = await finish(spawn('sh', ['-c', `X="$(timeout 60 ${LENDER_SH} sandbox --env --port 0)"; echo "status $?"; printf %s "$X"`],
-        { stdio: ['ignore', 'pipe', 'pipe'], env }));
-      assert.equal(r.stdout, 'status 2\n', r.stderr);
-      assert.match(r.stderr, /^lender sandbox: no sandbox started with --env is running, .*\$\(…\).*lender sandbox --env\)/);
-      assert.equal(existsSync(join(home, 'lender-streams', 'sandbox.env')), false, 'no sandbox started');
+      const shell = spawn('sh', ['-c', `X="$(${LENDER_SH} sandbox --env --port 0 --scale 20)"; ` +
+        'printf "exports %s\\n" "$(printf "%s\\n" "$X" | grep -c "^export ")"; eval "$X"; echo "auth=${LENDER_AUTH_URL-none}"'],
+      { stdio: ['ignore', 'pipe', 'pipe'], env });
+      let ended = false;
+      const done = finish(shell).finally(() => (ended = true));
+      // The sandbox inside the substitution serves; its env file names its pid. Stop it as Ctrl-C would.
+      let pid: number | undefined;
+      while (pid === undefined && !ended) {
+        pid = existsSync(envFile) ? Number(/pid (\d+)/.exec(await readFile(envFile, 'utf8'))?.[1]) || undefined : undefined;
+        if (pid === undefined) await new Promise((r) => setTimeout(r, 50));
+      }
+      if (pid !== undefined) process.kill(pid, 'SIGINT');
+      const r = await done;
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /^lender sandbox: no sandbox started with --env was running, so this one starts and serves until stopped\. If this is eval/m);
+      assert.equal(r.stdout, 'exports 5\nauth=none\n', 'the eval set the variables, then unset them');
     } finally {
       await rm(home, { recursive: true, force: true });
     }

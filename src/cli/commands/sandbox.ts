@@ -8,7 +8,7 @@ import { isDatasetCode, type DatasetCode } from '../../core/catalog.ts';
 import { DEFAULT_OPTIONS, resolveOptions, SandboxOptionsError } from '../../sandbox/options.ts';
 import { FaultSpecError, formatFaultSpec, parseFaultSpec } from '../../sandbox/faults-spec.ts';
 import type { SandboxOptions } from '../../sandbox/contracts.ts';
-import { envFilePath, exportLines, readRunningEnv, removeEnvFile, writeEnvFile } from '../sandbox-env.ts';
+import { envFilePath, exportLines, readRunningEnv, removeEnvFile, unsetLine, writeEnvFile } from '../sandbox-env.ts';
 
 const help = `Usage: lender sandbox [options]
 
@@ -48,9 +48,9 @@ Options:
                     export LENDER_AUTH_URL=… for the demo lender (password included),
                     also kept in a file only you can read while the sandbox runs. If a
                     sandbox started with --env is already running, print its lines
-                    and exit, so in another shell: eval "$(lender sandbox --env)";
-                    with none running, into a pipe (as in $(…)), exit 2 instead of
-                    starting one the shell would wait for forever
+                    and exit, so in another shell: eval "$(lender sandbox --env)"
+                    (with none running, that starts one the shell waits for: said on
+                    stderr; stopped, it prints an unset line for the eval)
   --max-connections N
                     connections served at once; a request on one more is answered 503
                     with Retry-After (default ${DEFAULT_OPTIONS.maxConnections})
@@ -173,11 +173,16 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       if (argv.length > 1) io.stderr.write('lender sandbox: the other flags were not applied; stop that sandbox to start another with them\n');
       return EXIT.ok;
     }
-    // In `$(…)` the shell reads until the sandbox ends, which is never: it would hang there.
-    if (writesToPipe(io.stdout)) {
-      throw new UsageError('no sandbox started with --env is running, and one started inside $(…) would keep the shell waiting: ' +
-        'start it first in another shell (lender sandbox --env), then eval "$(lender sandbox --env)"');
-    }
+  }
+  // In `$(…)` the shell reads until the sandbox ends: with none running, eval "$(lender sandbox
+  // --env)" would start one and wait on it, silently. Said on stderr, which the user sees; a pipe
+  // to tee or a supervisor is served as usual. Stopped, the sandbox unsets its variables on stdout,
+  // so an eval of what it printed leaves none pointing at a server that is gone.
+  const envIntoPipe = envFile !== undefined && writesToPipe(io.stdout);
+  if (envIntoPipe) {
+    io.stderr.write('lender sandbox: no sandbox started with --env was running, so this one starts and serves until stopped. ' +
+      'If this is eval "$(lender sandbox --env)", the shell waits for it: press Ctrl-C, start the sandbox in another shell ' +
+      '(lender sandbox --env), then run the eval again\n');
   }
   // Loaded here so `lender sandbox --help` and usage errors stay instant.
   const { startSandbox } = await import('../../sandbox/index.ts');
@@ -218,6 +223,11 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
       if (envFile !== undefined) await removeEnvFile(envFile);
     } finally {
       await sandbox.close();
+    }
+    if (envIntoPipe) {
+      // A reader gone already (EPIPE) is fine: nobody is left to eval it.
+      io.stdout.on('error', () => undefined);
+      io.stdout.write(unsetLine());
     }
   }
   io.stderr.write('lender sandbox: stopped\n');
