@@ -1,7 +1,7 @@
 // mkdir -p whose failure names the folder and its true cause. The missing levels are made one by
 // one rather than with Node's recursive mkdir, which says ENOENT where a folder could not be made
 // for another reason (a read-only file system: EROFS) and loops forever where mkdir itself says
-// ENOENT (under /proc).
+// ENOENT (under /proc). makeFolderSync takes the same steps for a caller that cannot wait.
 import { mkdirSync, statSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -14,62 +14,52 @@ const PRIVATE_FOLDER_MODE = 0o700;
 
 /** Makes the folder and any missing parent (owner-only); rejects with a FileError naming `path`. */
 export async function makeFolder(path: string, mode = PRIVATE_FOLDER_MODE): Promise<void> {
+  const folder = resolve(path);
   try {
-    const levels = await missingLevels(resolve(path));
-    // Nothing missing: a folder already, or a file (mkdir then says EEXIST), or a path through a
-    // file (stat says ENOTDIR).
-    if (levels.length === 0 && !(await stat(path)).isDirectory()) await mkdir(path, { mode });
+    const levels: string[] = [];
+    for (let level = folder; !(await exists(level)); level = dirname(level)) {
+      levels.unshift(level);
+      if (dirname(level) === level) break;
+    }
     for (const level of levels) {
-      await mkdir(level, { mode }).catch((error: unknown) => {
-        // Made meanwhile by another process: what follows still fails if it is not a folder.
-        if (codeOf(error) !== 'EEXIST') throw error;
+      await mkdir(level, { mode }).catch(async (error: unknown) => {
+        // Made meanwhile by another process; a dangling link there is no folder.
+        if (codeOf(error) !== 'EEXIST' || !(await isFolder(level))) throw error;
       });
     }
+    // A file there, or a path through one: mkdir says which (EEXIST, ENOTDIR).
+    if (!(await isFolder(folder))) await mkdir(folder, { mode });
   } catch (error) {
     throw new FileError('create the folder', path, error);
   }
 }
 
-/** The levels of `path` that do not exist, the outermost first. */
-async function missingLevels(path: string): Promise<string[]> {
-  const levels: string[] = [];
-  for (let level = path; !(await exists(level)); level = dirname(level)) {
-    levels.unshift(level);
-    if (dirname(level) === level) break;
-  }
-  return levels;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch (error) {
-    // Any other failure (EACCES, ENOTDIR): the step after says what it is.
-    return codeOf(error) !== 'ENOENT';
-  }
-}
-
-/** makeFolder for a caller that cannot wait (the REPL's history, set up before its first
- * prompt): the same steps, synchronous. */
+/** makeFolder, synchronous (the REPL's history, set up before its first prompt). */
 export function makeFolderSync(path: string, mode = PRIVATE_FOLDER_MODE): void {
+  const folder = resolve(path);
   try {
     const levels: string[] = [];
-    for (let level = resolve(path); !existsSync(level); level = dirname(level)) {
+    for (let level = folder; !existsSync(level); level = dirname(level)) {
       levels.unshift(level);
       if (dirname(level) === level) break;
     }
-    if (levels.length === 0 && !statSync(path).isDirectory()) mkdirSync(path, { mode });
     for (const level of levels) {
       try {
         mkdirSync(level, { mode });
       } catch (error) {
-        if (codeOf(error) !== 'EEXIST') throw error;
+        if (codeOf(error) !== 'EEXIST' || !isFolderSync(level)) throw error;
       }
     }
+    if (!isFolderSync(folder)) mkdirSync(folder, { mode });
   } catch (error) {
     throw new FileError('create the folder', path, error);
   }
+}
+
+/** Whether something is there; any failure but ENOENT (EACCES, ENOTDIR) counts as there, and the
+ * step after says what it is. */
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(() => true, (error: unknown) => codeOf(error) !== 'ENOENT');
 }
 
 function existsSync(path: string): boolean {
@@ -78,5 +68,17 @@ function existsSync(path: string): boolean {
     return true;
   } catch (error) {
     return codeOf(error) !== 'ENOENT';
+  }
+}
+
+async function isFolder(path: string): Promise<boolean> {
+  return stat(path).then((s) => s.isDirectory(), () => false);
+}
+
+function isFolderSync(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }

@@ -7,7 +7,9 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { FileError } from '../../src/core/file-errors.ts';
+import { makeFolder, makeFolderSync } from '../../src/core/make-folder.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -84,4 +86,19 @@ test('a folder the system refuses with ENOENT though its parent exists (/proc): 
     assert.equal(run.code, 1, run.stderr);
     assert.equal(run.stderr, `${line}\n`, args.join(' '));
   }
+});
+
+test('makeFolder and makeFolderSync: a dangling link, a file, a path through a file are refused; new levels are 0700', async () => {
+  const base = await mkdtemp(join(dir, 'levels-'));
+  symlinkSync(join(base, 'nowhere'), join(base, 'dangling'));
+  writeFileSync(join(base, 'a-file'), 'x');
+  const cases: [string, string][] = [['dangling', 'EEXIST'], ['dangling/sub', 'EEXIST'], ['a-file', 'EEXIST'], ['a-file/sub', 'ENOTDIR']];
+  for (const [name, code] of cases) {
+    const path = join(base, name);
+    await assert.rejects(makeFolder(path), (e: unknown) => e instanceof FileError && e.code === code && e.message.startsWith(`cannot create the folder ${path}:`), name);
+    assert.throws(() => makeFolderSync(path), (e: unknown) => e instanceof FileError && e.code === code, `${name}, sync`);
+  }
+  await makeFolder(join(base, 'new', 'deeper'));
+  makeFolderSync(join(base, 'new-sync', 'deeper'));
+  for (const made of ['new', 'new/deeper', 'new-sync', 'new-sync/deeper']) assert.equal(statSync(join(base, made)).mode & 0o777, 0o700, made);
 });
