@@ -50,14 +50,15 @@ function readLines(path: string): string[] {
 }
 
 /** Rewrites the file in place with `lines`. Not by rename: another REPL appending to the file
- * would go on writing to the replaced one, and a symbolic link would become a plain file. */
+ * would go on writing to the replaced one, and a symbolic link would become a plain file. Emptied
+ * first: a crash midway then loses history, never leaves behind a line being removed as secret. */
 function rewrite(path: string, lines: string[]): void {
   const text = Buffer.from(lines.length > 0 ? `${lines.join('\n')}\n` : '');
   const fd = openSync(path, 'r+');
   try {
     fchmodSync(fd, 0o600);
+    ftruncateSync(fd, 0);
     writeSync(fd, text, 0, text.length, 0);
-    ftruncateSync(fd, text.length);
   } finally {
     closeSync(fd);
   }
