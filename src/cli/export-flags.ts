@@ -27,13 +27,14 @@ export const READING_OPTIONS = {
 /** --window, --limit, --concurrency, --unordered and --min-split, as the export options given. */
 export function readingFlags(
   values: { window?: string; limit?: string; concurrency?: string; unordered?: boolean; 'min-split'?: string },
+  defaultConcurrency = 1,
 ): Pick<ExportOptions, 'window' | 'limit' | 'concurrency' | 'ordered' | 'minSplitSpan'> {
   const window = windowFlag(values.window);
   const limit = integerFlag(values.limit, '--limit', { max: PAGE_MAX });
   const concurrency = integerFlag(values.concurrency, '--concurrency', { max: 32 });
   // With one window at a time the pages come in order whatever the flag says: a user who asked
   // for out-of-order delivery wanted the speed of several windows, and is told how to get it.
-  if (values.unordered === true && (concurrency ?? 1) < 2) {
+  if (values.unordered === true && (concurrency ?? defaultConcurrency) < 2) {
     throw new UsageError('--unordered goes with --concurrency 2 or more: one window at a time delivers its pages in order anyway');
   }
   const minSplitSpan = durationFlag(values['min-split'], '--min-split');

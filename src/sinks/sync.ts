@@ -21,6 +21,15 @@ import type { Sink, SinkDataset } from './sink.ts';
  */
 const SYNC_PREFETCH = 4;
 
+/**
+ * Windows a sync reads at once (the `concurrency` default of a sync; exports read one). Within a
+ * window each page waits for the one before it, so with one window the service idles while the
+ * sink's commit holds the event loop; a second window keeps it serving. Into DuckDB, 1,000,000 rows
+ * took 1.11 to 1.17x NDJSON's time against 1.26 to 1.30x with one (Node 24, two runs of 3 rounds
+ * each, alternating), for 2 MB more; the NDJSON sync's own time did not change.
+ */
+export const SYNC_CONCURRENCY = 2;
+
 /** Options of sync(): the export options except those it sets per dataset (state key, resume,
  * bounds, sort), plus where the rows go. */
 export interface SyncOptions extends Omit<ExportOptions, 'state' | 'resume' | 'stateKey' | 'since' | 'until' | 'sort'> {
@@ -129,7 +138,7 @@ async function syncInto(
 ): Promise<Record<string, DatasetSyncSummary>> {
   const refs = datasets ?? (await availableDatasets(api, opts.signal));
   const { to: _to, out: _out, state: _state, onStream, onCommit, ...given } = opts;
-  const exportOptions = { ...given, prefetch: given.prefetch ?? SYNC_PREFETCH };
+  const exportOptions = { ...given, prefetch: given.prefetch ?? SYNC_PREFETCH, concurrency: given.concurrency ?? SYNC_CONCURRENCY };
   const summary: Record<string, DatasetSyncSummary> = {};
   const failures: Record<string, LenderError> = {};
   // A name that is no dataset fails on its own, under the name given; the others still load.

@@ -1,8 +1,9 @@
 // --unordered: `lender export` and `lender sync` read several windows at once and hand each page on
 // as it arrives. Which order pages arrive in depends on timing, so these tests check what does not:
 // the flag reaches the export as `ordered: false`, every row comes once and they are the rows of an
-// ordered run, the state left by such a run is complete, and the flag without --concurrency is
-// refused. The order itself is tested on the library (test/exports/parallel-windows.test.ts).
+// ordered run, the state left by such a run is complete, and the flag with one window at a time
+// (export's default, or --concurrency 1) is refused; sync reads two by default, so it takes the
+// flag alone. The order itself is tested on the library (test/exports/parallel-windows.test.ts).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -37,6 +38,8 @@ describe('--unordered', () => {
   test('the flag is the export option ordered: false, and only goes with --concurrency 2 or more', async () => {
     assert.deepEqual(readingFlags({ concurrency: '4', unordered: true }), { concurrency: 4, ordered: false });
     assert.deepEqual(readingFlags({ concurrency: '4' }), { concurrency: 4 }, 'in order unless asked');
+    assert.deepEqual(readingFlags({ unordered: true }, 2), { ordered: false }, 'alone, where two windows are the default (sync)');
+    assert.throws(() => readingFlags({ unordered: true }), /--unordered goes with --concurrency 2 or more/);
     for (const argv of [['export', 'D23', '--unordered'], ['sync', '--datasets', 'D23', '--unordered', '--concurrency', '1', '--out', join(dir, 'never')]]) {
       const r = await lender(argv);
       assert.equal(r.code, 2, r.err);

@@ -11,6 +11,7 @@ import type { ExportOptions } from '../../src/exports/export-stream.ts';
 import type { Sink } from '../../src/sinks/sink.ts';
 import type { DatasetRef } from '../../src/core/types.ts';
 import { EVERYTHING, plainWalk } from '../helpers/plain-walk.ts';
+import { FakeApi, makeRows } from '../exports/fake-api.ts';
 import { fixture, type Fixture } from '../exports/helpers.ts';
 
 const root = new URL('../../', import.meta.url);
@@ -47,6 +48,30 @@ describe('a sink of your own (the docs example)', () => {
         (error: unknown) => error instanceof ConfigError && message.test(error.message), JSON.stringify(opts));
       assert.equal(opened, 0, JSON.stringify(opts));
       assert.equal(sink.tables.size, 0);
+    }
+  });
+
+  it('sync reads two windows at once unless told otherwise, every row once either way', async () => {
+    // 1,200 rows three hours apart: about five months, so windows to read side by side.
+    class CountingApi extends FakeApi {
+      inFlight = 0;
+      most = 0;
+      override async fetchPage(...args: Parameters<FakeApi['fetchPage']>): ReturnType<FakeApi['fetchPage']> {
+        this.most = Math.max(this.most, ++this.inFlight);
+        try {
+          return await super.fetchPage(...args);
+        } finally {
+          this.inFlight -= 1;
+        }
+      }
+    }
+    const rows = makeRows(1200);
+    for (const [opts, most] of [[{}, 2], [{ concurrency: 1 }, 1]] as const) {
+      const api = new CountingApi({ rows });
+      const sink = memorySink();
+      await sync(api, ['D23'], { to: sink, window: 'month', limit: 50, ...opts });
+      assert.equal(api.most, most, JSON.stringify(opts));
+      assert.equal(sink.tables.get('D23')!.size, rows.length, JSON.stringify(opts));
     }
   });
 

@@ -14,7 +14,7 @@ import { openSink } from '../../sinks/open-sink.ts';
 import { DEFAULT_DUCKDB_FILE, parseSinkSpec, type SinkSpec } from '../../sinks/sink-spec.ts';
 import { parseLease } from '../../sinks/postgres/lease-board.ts';
 import { checkSchemaName } from '../../sinks/postgres/store.ts';
-import { datasetSummary, sync, sinkDataset, type DatasetSyncSummary } from '../../sinks/sync.ts';
+import { datasetSummary, sync, sinkDataset, SYNC_CONCURRENCY, type DatasetSyncSummary } from '../../sinks/sync.ts';
 
 const OPTIONS = {
   ...CONNECTION_OPTIONS,
@@ -70,10 +70,10 @@ Options:
   --state FILE          NDJSON only: the state file (default DIR/${DEFAULT_STATE_FILE})
   --window W            auto (default), none, month, week, day or an ISO duration such as P10D
   --limit N             page size, 1..1000 (default 1000)
-  --concurrency N       windows read at once per dataset (default 1); with PostgreSQL almost no
+  --concurrency N       windows read at once per dataset (default ${SYNC_CONCURRENCY}); with PostgreSQL almost no
                         effect (a worker reads one part at a time, page after page): run more
                         workers instead
-  --unordered           with --concurrency: each page is committed as it arrives, whichever
+  --unordered           with 2 or more windows at once: each page is committed as it arrives, whichever
                         window it is from (a resume is still exact; an NDJSON file may then
                         hold a row changed during the load in its older version last)
 ${MIN_SPLIT_HELP}
@@ -111,7 +111,7 @@ const command: Command = {
     if (values.schema !== undefined) checked(() => checkSchemaName(values.schema!, '--schema'));
     const datasets = values.datasets === undefined ? undefined : datasetCodes(values.datasets.split(',').filter((s) => s.trim() !== ''), 'dataset in --datasets');
     if (datasets !== undefined && datasets.length === 0) throw new UsageError('--datasets needs at least one code, e.g. D01,D07');
-    const reading = readingFlags(values);
+    const reading = readingFlags(values, SYNC_CONCURRENCY);
     const showProgress = progressFlag(values.progress, io.stderr);
     const progress = showProgress ? new ProgressLine(io.stderr) : undefined;
 
