@@ -147,65 +147,50 @@ describe('lender repl against a service', () => {
   });
 });
 
+/** A REPL whose session connects when the test says so, and its output as text. */
+function connectingRepl(terminal: boolean) {
+  let connect!: (s: LenderSession) => void;
+  const session = new Promise<LenderSession>((resolveSession) => (connect = resolveSession));
+  const input = new PassThrough();
+  const output = new PassThrough();
+  let text = '';
+  output.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+  const seen = (pattern: RegExp): Promise<void> => new Promise((resolveSeen) => {
+    const check = (): void => {
+      if (!pattern.test(text)) return;
+      output.off('data', check);
+      resolveSeen();
+    };
+    output.on('data', check);
+    check();
+  });
+  const done = runRepl({ session, connectingTo: 'a test sandbox', input, output, terminal, env: {}, historyFile: undefined, version: 'test' });
+  return { connect, input, seen, done, text: () => text };
+}
+
 describe('runRepl while the session connects', () => {
   it('shows the prompt before the session is there; lines typed meanwhile run once it is, in order', async () => {
-    let connect!: (s: LenderSession) => void;
-    const session = new Promise<LenderSession>((resolveSession) => (connect = resolveSession));
-    const input = new PassThrough();
-    const output = new PassThrough();
-    let text = '';
-    output.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-    const seen = (pattern: RegExp): Promise<void> => new Promise((resolveSeen) => {
-      const check = (): void => {
-        if (!pattern.test(text)) return;
-        output.off('data', check);
-        resolveSeen();
-      };
-      output.on('data', check);
-      check();
-    });
-    const done = runRepl({ session, connectingTo: 'a test sandbox', input, output, terminal: false, env: {}, historyFile: undefined, version: 'test' });
-    await seen(/lender> /);
-    assert.doesNotMatch(text, /Connected/);
-    input.write(`6 * 7\n.whoami\nawait count('D07')\n`);
+    const r = connectingRepl(false);
+    await r.seen(/lender> /);
+    assert.doesNotMatch(r.text(), /Connected/);
+    r.input.write(`6 * 7\n.whoami\nawait count('D07')\n`);
     // The lines have been read; none of them may run before the session is there.
-    await new Promise((r) => setImmediate(r));
-    assert.doesNotMatch(text, /42|demo|1,000/, text);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.doesNotMatch(r.text(), /42|demo|1,000/, r.text());
     const real = await openSession({ sandbox: true, env: {} });
-    connect(real);
-    await seen(/D07: 1,000 rows/);
-    const at = positions(text, ['Connected as demo', '42', `lender: 'demo'`, 'D07: 1,000 rows']);
-    assert.ok(at.every((p) => p >= 0), text);
+    r.connect(real);
+    await r.seen(/D07: 1,000 rows/);
+    const at = positions(r.text(), ['Connected as demo', '42', `lender: 'demo'`, 'D07: 1,000 rows']);
+    assert.ok(at.every((p) => p >= 0), r.text());
     // The news is a line of its own, not the rest of the prompt's line.
-    assert.match(text, /^Connected as demo/m);
-    input.end();
-    assert.equal(await done, 0);
-    assert.ok(text.endsWith('\n'), 'the last prompt gets its line\'s end');
+    assert.match(r.text(), /^Connected as demo/m);
+    r.input.end();
+    assert.equal(await r.done, 0);
+    assert.ok(r.text().endsWith('\n'), 'the last prompt gets its line\'s end');
   });
 });
 
 describe('runRepl: Ctrl-C while the session connects', () => {
-  /** A REPL whose session connects when the test says so, and its output as text. */
-  function connectingRepl(terminal: boolean) {
-    let connect!: (s: LenderSession) => void;
-    const session = new Promise<LenderSession>((resolveSession) => (connect = resolveSession));
-    const input = new PassThrough();
-    const output = new PassThrough();
-    let text = '';
-    output.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-    const seen = (pattern: RegExp): Promise<void> => new Promise((resolveSeen) => {
-      const check = (): void => {
-        if (!pattern.test(text)) return;
-        output.off('data', check);
-        resolveSeen();
-      };
-      output.on('data', check);
-      check();
-    });
-    const done = runRepl({ session, connectingTo: 'a test sandbox', input, output, terminal, env: {}, historyFile: undefined, version: 'test' });
-    return { connect, input, seen, done, text: () => text };
-  }
-
   it('on a terminal, cancels the lines typed ahead, as it stops a running call', async () => {
     const r = connectingRepl(true);
     await r.seen(/lender> /);

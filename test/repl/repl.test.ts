@@ -66,14 +66,7 @@ function checkHistory(file: string, password: string, mustHave: string[]): void 
 
 describe('lender repl --sandbox on a pseudo-terminal', () => {
   it('evaluates helpers and commands, stops a slow call on Ctrl-C, keeps a clean 0600 history', async () => {
-    // Fails (not skips) without util-linux `script`: .ci/run runs on machines that have it.
-    assert.ok(scriptAvailable(), 'util-linux `script` is needed to give the REPL a real terminal');
-    const { home, env } = freshHome();
-    const command = `stty cols 250 rows 60; exec ${shellQuote(process.execPath)} ${shellQuote(BIN)} repl --sandbox`;
-    const d = new Driver('script', ['-qfec', command, '/dev/null'], env, home);
-    try {
-      await d.waitFor(/Connected as demo/, 'the connected banner');
-      await d.waitFor(PROMPT, 'the prompt');
+    await withTerminalRepl(async (d, env) => {
       // The banner comes while the first prompt shows: it takes that line, and the prompt is
       // drawn again below it.
       const banner = d.screenLines.find((l) => l.includes('Connected as demo'));
@@ -136,14 +129,13 @@ describe('lender repl --sandbox on a pseudo-terminal', () => {
       checkHistory(historyFile, password, ["await rows('D07', {limit: 3})", '.datasets', '.whoami', "await count('D07')",
         "(await sync(['D07'], { to: 'duckdb:q.duckdb' })).datasets.D07.rows", "await sql('SELECT count(*) AS n FROM range(1000000000000)', { database: 'q.duckdb' })",
         "(await sql('SELECT count(*) AS n FROM d07', { database: 'q.duckdb' }))[0].n", '.exit']);
-    } finally {
-      d.kill();
-    }
+    });
   });
 });
 
 /** `lender repl --sandbox` on a pseudo-terminal in a fresh HOME, killed once `body` is done. */
-async function withTerminalRepl(body: (d: Driver) => Promise<void>): Promise<void> {
+async function withTerminalRepl(body: (d: Driver, env: NodeJS.ProcessEnv) => Promise<void>): Promise<void> {
+  // Fails (not skips) without util-linux `script`: .ci/run runs on machines that have it.
   assert.ok(scriptAvailable(), 'util-linux `script` is needed to give the REPL a real terminal');
   const { home, env } = freshHome();
   const command = `stty cols 250 rows 60; exec ${shellQuote(process.execPath)} ${shellQuote(BIN)} repl --sandbox`;
@@ -151,7 +143,7 @@ async function withTerminalRepl(body: (d: Driver) => Promise<void>): Promise<voi
   try {
     await d.waitFor(/Connected as demo/, 'the connected banner');
     await d.waitFor(PROMPT, 'the prompt');
-    await body(d);
+    await body(d, env);
   } finally {
     d.kill();
   }
