@@ -27,21 +27,18 @@ export interface EnvLogin {
   readonly password: string;
 }
 
+/** The variables the lines set, in their order. */
+const PRINTED = [ENV.authUrl, ENV.lender, ENV.email, ENV.password, ENV.caFile];
+
 export function exportLines(authUrl: string, login: EnvLogin, caFile: string): string {
-  const values: [string, string][] = [
-    [ENV.authUrl, authUrl],
-    [ENV.lender, login.lender],
-    [ENV.email, login.email],
-    [ENV.password, login.password],
-    [ENV.caFile, caFile],
-  ];
-  return values.map(([name, value]) => `export ${name}=${shellQuote(value)}\n`).join('');
+  const values = [authUrl, login.lender, login.email, login.password, caFile];
+  return PRINTED.map((name, i) => `export ${name}=${shellQuote(values[i]!)}\n`).join('');
 }
 
 /** The line that takes back what exportLines set: printed when a sandbox whose lines went into a
  * pipe stops. */
 export function unsetLine(): string {
-  return `unset ${[ENV.authUrl, ENV.lender, ENV.email, ENV.password, ENV.caFile].join(' ')}\n`;
+  return `unset ${PRINTED.join(' ')}\n`;
 }
 
 // The first line names the process (its pid, and where the OS gives them its start time and the

@@ -169,13 +169,13 @@ export interface SharedSyncResult {
  * given up (its part released for another worker or run) and the others go on.
  */
 export async function syncShared(
-  api: ServiceApi, refs: readonly DatasetRef[], board: LeaseBoard, opts: SharedLoadOptions,
-  describe: (ref: DatasetRef) => { resolved: ResolvedDataset; dataset: SinkDataset },
+  api: ServiceApi, datasets: readonly { ref: DatasetRef; resolved: ResolvedDataset; dataset: SinkDataset }[], board: LeaseBoard,
+  opts: SharedLoadOptions,
 ): Promise<SharedSyncResult> {
   const loaded = new Map<string, SharedLoadResult>();
   const failed = new Map<string, LenderError>();
-  let open: SharedDataset[] = refs.map((ref) => ({
-    ref, ...describe(ref), joined: undefined,
+  let open: SharedDataset[] = datasets.map((named) => ({
+    ...named, joined: undefined,
     result: { mode: 'initial', stats: { rows: 0, pages: 0, windows: 0, splits: 0, retries: 0 }, parts: 0 },
   }));
   while (open.length > 0) {

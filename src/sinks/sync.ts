@@ -122,6 +122,7 @@ export async function sync(
 /** A dataset to load, named as the caller named it and as the sink sees it. */
 interface Target {
   ref: DatasetRef;
+  resolved: ResolvedDataset;
   dataset: SinkDataset;
 }
 
@@ -155,17 +156,13 @@ async function syncInto(
     // A bad option is the caller's mistake, the same for every dataset: a ConfigError before any
     // dataset is read, not a failure of each.
     exportSettings(exportOptions, resolved);
-    targets.push({ ref, dataset: sinkDataset(resolved) });
+    targets.push({ ref, resolved, dataset: sinkDataset(resolved) });
   }
   const board = targets.length === 0 ? undefined : await sink.leases?.();
   if (board !== undefined) {
-    const describe = (ref: DatasetRef) => {
-      const resolved = describeDataset(ref);
-      return { resolved, dataset: sinkDataset(resolved) };
-    };
-    const shared = await syncShared(api, targets.map((t) => t.ref), board, {
+    const shared = await syncShared(api, targets, board, {
       ...exportOptions, ...(onStream !== undefined && { onStream }), ...(onCommit !== undefined && { onCommit }),
-    }, describe);
+    });
     for (const { dataset } of targets) {
       const done = shared.loaded.get(dataset.code);
       if (done !== undefined) summary[dataset.code] = { dataset: dataset.code, location: sink.location(dataset), mode: done.mode, ...done.stats };

@@ -70,12 +70,12 @@ Options:
   --state FILE          NDJSON only: the state file (default DIR/${DEFAULT_STATE_FILE})
   --window W            auto (default), none, month, week, day or an ISO duration such as P10D
   --limit N             page size, 1..1000 (default 1000)
-  --concurrency N       windows read at once per dataset (default ${SYNC_CONCURRENCY}); with PostgreSQL almost no
-                        effect (a worker reads one part at a time, page after page): run more
-                        workers instead
-  --unordered           with 2 or more windows at once: each page is committed as it arrives, whichever
-                        window it is from (a resume is still exact; an NDJSON file may then
-                        hold a row changed during the load in its older version last)
+  --concurrency N       windows read at once per dataset (default ${SYNC_CONCURRENCY}); with PostgreSQL
+                        almost no effect (a worker reads one part at a time, page after page):
+                        run more workers instead
+  --unordered           with 2 or more windows at once: each page is committed as it arrives,
+                        whichever window it is from (a resume is still exact; an NDJSON file
+                        may then hold a row changed during the load in its older version last)
 ${MIN_SPLIT_HELP}
   --progress            progress on stderr even when it is not a terminal
   -h, --help            this text
