@@ -4,20 +4,20 @@
 // which the command then reads once).
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { DATA_COMMANDS } from '../../src/cli/main.ts';
-import { restartArgs as restartArgsOf, restartEnv, SEMI_SPACE_MB, type ProcessView } from '../../src/cli/young-generation.ts';
+import { planYoungGeneration, restartEnv, SEMI_SPACE_MB, type ProcessView } from '../../src/cli/young-generation.ts';
 import { LENDER_BIN, spawnLender, startSandboxChild, type SandboxChild } from '../helpers/resilience.ts';
 
 const FLAG = `--max-semi-space-size=${SEMI_SPACE_MB}`;
 
 /** The decision for the commands the CLI has. */
-const restartArgs = (proc: ProcessView) => restartArgsOf(proc, DATA_COMMANDS);
+const plan = (proc: ProcessView) => planYoungGeneration(proc, DATA_COMMANDS);
 
 function view(args: string[], over: Partial<ProcessView> = {}): ProcessView {
   return {
@@ -31,49 +31,85 @@ function view(args: string[], over: Partial<ProcessView> = {}): ProcessView {
   };
 }
 
-describe('restartArgs', () => {
+describe('planYoungGeneration', () => {
   it('starts a data command again with the flag first, then the Node options and the command line as they were', () => {
     for (const command of ['export', 'sync', 'push', 'flag', 'demo', 'sandbox']) {
-      assert.deepEqual(restartArgs(view([command, 'D07', '--limit', '5'], { execArgv: ['--import', 'tsx'] })),
-        ['/usr/bin/node', FLAG, '--import', 'tsx', '/opt/lender/bin/lender.mjs', command, 'D07', '--limit', '5']);
+      assert.deepEqual(plan(view([command, 'D07', '--limit', '5'], { execArgv: ['--import', 'tsx'] })),
+        { restart: ['/usr/bin/node', FLAG, '--import', 'tsx', '/opt/lender/bin/lender.mjs', command, 'D07', '--limit', '5'] });
     }
   });
 
   it('runs as it is: quick commands, help, no command', () => {
     for (const args of [[], ['--version'], ['--help'], ['catalog'], ['repl'], ['export', '--help'], ['sync', '-h'], ['nonsense']]) {
-      assert.equal(restartArgs(view(args)), undefined, args.join(' '));
+      assert.equal(plan(view(args)), undefined, args.join(' '));
+      assert.equal(plan(view(args, { execve: undefined })), undefined, `${args.join(' ')}, without execve`);
     }
   });
 
-  it('keeps a semi-space size given on the command line or in NODE_OPTIONS, in either spelling, and never restarts twice', () => {
-    for (const execArgv of [[FLAG], ['--max-semi-space-size=32'], ['--max_semi_space_size=2'], ['--max-semi-space-size', '16']]) {
-      assert.equal(restartArgs(view(['sync'], { execArgv })), undefined, execArgv.join(' '));
+  it('keeps a semi-space size or growth given on the command line or in NODE_OPTIONS, in either spelling, and never restarts twice', () => {
+    for (const execArgv of [[FLAG], ['--max-semi-space-size=32'], ['--max_semi_space_size=2'], ['--max-semi-space-size', '16'], ['--semi-space-growth-factor=4']]) {
+      assert.equal(plan(view(['sync'], { execArgv })), undefined, execArgv.join(' '));
+      assert.equal(plan(view(['sync'], { execArgv, execve: undefined })), undefined, `${execArgv.join(' ')}, without execve`);
     }
     for (const options of ['--max-semi-space-size=16', '--enable-source-maps  --max_semi_space_size=4']) {
-      assert.equal(restartArgs(view(['sync'], { env: { NODE_OPTIONS: options } })), undefined, options);
+      assert.equal(plan(view(['sync'], { env: { NODE_OPTIONS: options } })), undefined, options);
     }
-    assert.notEqual(restartArgs(view(['sync'], { env: { NODE_OPTIONS: '--max-old-space-size=512' } })), undefined);
+    assert.ok(typeof plan(view(['sync'], { env: { NODE_OPTIONS: '--max-old-space-size=512' } })) === 'object');
   });
 
-  it('runs as it is under a debugger (--inspect, --inspect-brk, also through NODE_OPTIONS)', () => {
-    assert.equal(restartArgs(view(['sync'], { execArgv: ['--inspect-brk'] })), undefined);
-    assert.equal(restartArgs(view(['export'], { execArgv: ['--inspect=9230'] })), undefined);
-    assert.equal(restartArgs(view(['push'], { env: { NODE_OPTIONS: '--inspect' } })), undefined);
+  it('holds it in the process under a debugger (--inspect, --inspect-brk, also through NODE_OPTIONS)', () => {
+    assert.equal(plan(view(['sync'], { execArgv: ['--inspect-brk'] })), 'hold');
+    assert.equal(plan(view(['export'], { execArgv: ['--inspect=9230'] })), 'hold');
+    assert.equal(plan(view(['push'], { env: { NODE_OPTIONS: '--inspect' } })), 'hold');
   });
 
-  it('runs as it is when it may need a descriptor beyond stdio, which the second start may not have', () => {
-    assert.equal(restartArgs(view(['sync', '--password-file', '/dev/fd/63'])), undefined);
-    assert.equal(restartArgs(view(['push', '/proc/self/fd/3'])), undefined);
-    assert.equal(restartArgs(view(['export', 'D07'], { env: { LENDER_CA_FILE: '/proc/4242/fd/9' } })), undefined);
-    assert.equal(restartArgs(view(['sync'], { env: { NODE_CHANNEL_FD: '3' } })), undefined);
+  it('holds it in the process when the command may need a descriptor beyond stdio, which the second start may not have', () => {
+    assert.equal(plan(view(['sync', '--password-file', '/dev/fd/63'])), 'hold');
+    assert.equal(plan(view(['push', '/proc/self/fd/3'])), 'hold');
+    assert.equal(plan(view(['export', 'D07'], { env: { LENDER_CA_FILE: '/proc/4242/fd/9' } })), 'hold');
+    assert.equal(plan(view(['sync'], { env: { NODE_CHANNEL_FD: '3' } })), 'hold');
     // stdin, stdout and stderr stay open across the restart.
-    assert.notEqual(restartArgs(view(['push', '/dev/fd/0', '--rejects', '/dev/fd/2'])), undefined);
-    assert.notEqual(restartArgs(view(['push', '/dev/stdin'])), undefined);
+    assert.ok(typeof plan(view(['push', '/dev/fd/0', '--rejects', '/dev/fd/2'])) === 'object');
+    assert.ok(typeof plan(view(['push', '/dev/stdin'])) === 'object');
   });
 
-  it('runs as it is where Node cannot replace its process: no execve (before Node 22.15), or Windows', () => {
-    assert.equal(restartArgs(view(['sync'], { execve: undefined })), undefined);
-    assert.equal(restartArgs(view(['sync'], { platform: 'win32' })), undefined);
+  it('holds it in the process where Node cannot replace its process: no execve (before Node 22.15), or Windows', () => {
+    assert.equal(plan(view(['sync'], { execve: undefined })), 'hold');
+    assert.equal(plan(view(['sync'], { platform: 'win32' })), 'hold');
+  });
+});
+
+describe('holdYoungGeneration', () => {
+  // A Node of its own, whose semi-spaces may grow to 32 MB (so the run without the hold shows the
+  // growth on any machine), loads pages of objects that outlive a few collections, yielding
+  // between pages as the commands do, and prints the largest semi-space it saw.
+  const MODULE = pathToFileURL(new URL('../../src/cli/young-generation.ts', import.meta.url).pathname).href;
+  function largestSemiSpace(hold: boolean): number {
+    const script = [
+      `import { holdYoungGeneration, semiSpaceCapacity } from ${JSON.stringify(MODULE)};`,
+      `if (${hold}) holdYoungGeneration();`,
+      'const kept = []; let largest = 0;',
+      'for (let page = 0; page < 400; page++) {',
+      '  await new Promise((resolve) => setImmediate(resolve));',
+      "  kept.push(Array.from({ length: 3000 }, (_, i) => ({ id: `row-${page}-${i}`, amount: i, dates: [page, i] })));",
+      '  if (kept.length > 6) kept.shift();',
+      '  largest = Math.max(largest, semiSpaceCapacity());',
+      '}',
+      'console.log(largest);',
+    ].join('\n');
+    const child = spawnSync(process.execPath, ['--max-semi-space-size=32', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    assert.equal(child.status, 0, child.stderr);
+    return Number(child.stdout.trim()) / (1024 * 1024);
+  }
+
+  it('keeps the semi-spaces near the size where they would grow four times larger', () => {
+    const free = largestSemiSpace(false);
+    const held = largestSemiSpace(true);
+    assert.ok(free > 3 * SEMI_SPACE_MB, `without the hold: ${free.toFixed(1)} MB`);
+    // Node 24 counts pages it pins during a collection as well, a few MB over the size.
+    assert.ok(held < 2 * SEMI_SPACE_MB, `held: ${held.toFixed(1)} MB`);
+    // Held at the size, not below it: the pages still fill a semi-space of 8 MB between collections.
+    assert.ok(held > SEMI_SPACE_MB / 2, `held: ${held.toFixed(1)} MB`);
   });
 });
 
