@@ -32,8 +32,9 @@ export type YoungGenerationPlan = { restart: string[] } | 'hold' | undefined;
 
 /**
  * How to size this command's young generation. As it is: not one of `dataCommands` (those that
- * move rows), or only its help; or a size the user gave (on the command line or in NODE_OPTIONS),
- * which the restart also is. Held in this process: under a debugger attached by `--inspect…`, with
+ * move rows), or only its help; or a size the user gave (on the command line or in NODE_OPTIONS;
+ * a growth factor only on the command line, as Node refuses it in NODE_OPTIONS), which the
+ * restart also is. Held in this process: under a debugger attached by `--inspect…`, with
  * a descriptor beyond stdio the command may need, or on a Node that cannot replace itself.
  * Otherwise started again, with the flag.
  */
@@ -100,8 +101,8 @@ const GROWTH_FACTOR = 2;
  * Holds the young generation at SEMI_SPACE_MB in the running process. V8 doubles a semi-space when
  * many objects survived the collections since it last grew, up to its maximum (16 MB on Node 20),
  * and it reads the growth factor each time: after each collection the factor is set to 1 once a
- * doubling would pass the size, and back to 2 when V8 shrank the semi-space (it does when little
- * is allocated). This runs after a collection, not in it, so code that never yields could grow it
+ * doubling would pass the size, and back to 2 when V8 shrank the semi-space to half of it or less
+ * (it does when little is allocated; a shrink to a size between leaves it there, under the size). This runs after a collection, not in it, so code that never yields could grow it
  * once more; the commands that move rows yield at every page. MALLOC_ARENA_MAX cannot be set this
  * way: glibc reads it at start.
  */

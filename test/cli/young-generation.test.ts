@@ -1,7 +1,8 @@
 // The commands that move data start again with a smaller young generation where Node can replace
 // its own process (process.execve): same pid, same stdio, the user's own semi-space size kept, and
 // the first start kept where a descriptor beyond stdio is needed (bash's <(…) for a password file,
-// which the command then reads once).
+// which the command then reads once). Where they cannot start again, they hold the young
+// generation at that size in their own process.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { spawn, spawnSync } from 'node:child_process';

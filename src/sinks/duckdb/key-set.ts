@@ -62,6 +62,11 @@ export class KeySet {
     return this.#size;
   }
 
+  /** The bytes its slots take. */
+  get bytes(): number {
+    return this.#slots.byteLength;
+  }
+
   /** False: the key was never added. True: it was, or a key with the same hash was. */
   has(key: string): boolean {
     hash(key, 0, key.length);
