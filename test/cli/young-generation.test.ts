@@ -47,7 +47,7 @@ describe('planYoungGeneration', () => {
     }
   });
 
-  it('keeps a semi-space size or growth given on the command line or in NODE_OPTIONS, in either spelling, and never restarts twice', () => {
+  it('keeps a semi-space size given on the command line or in NODE_OPTIONS, in either spelling, or a growth factor given, and never restarts twice', () => {
     for (const execArgv of [[FLAG], ['--max-semi-space-size=32'], ['--max_semi_space_size=2'], ['--max-semi-space-size', '16'], ['--semi-space-growth-factor=4']]) {
       assert.equal(plan(view(['sync'], { execArgv })), undefined, execArgv.join(' '));
       assert.equal(plan(view(['sync'], { execArgv, execve: undefined })), undefined, `${execArgv.join(' ')}, without execve`);
@@ -84,7 +84,7 @@ describe('holdYoungGeneration', () => {
   // A Node of its own, whose semi-spaces may grow to 32 MB (so the run without the hold shows the
   // growth on any machine), loads pages of objects that outlive a few collections, yielding
   // between pages as the commands do, and prints the largest semi-space it saw.
-  const MODULE = pathToFileURL(new URL('../../src/cli/young-generation.ts', import.meta.url).pathname).href;
+  const MODULE = new URL('../../src/cli/young-generation.ts', import.meta.url).href;
   function largestSemiSpace(hold: boolean): number {
     const script = [
       `import { holdYoungGeneration, semiSpaceCapacity } from ${JSON.stringify(MODULE)};`,
