@@ -33,9 +33,10 @@ export class SecretValues extends Array<string> {
 }
 
 // Words that name a secret, and the shapes of keys that announce themselves (Stripe's sk_live_…,
-// AWS's AKIA…, a PEM block): a line with one is kept out of the history.
-const SENSITIVE_WORDS = /pass(?:word|wd)|\bpwd\b|token|secret|bearer|authorization|credential|api[_-]?key|private[_-]?key|access[_-]?key/i;
-const KEY_SHAPES = /\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{8,}|\bAKIA[0-9A-Z]{16}\b|-----BEGIN [A-Z ]*PRIVATE KEY-----/;
+// AWS's AKIA…, a PEM block) or hold one (a URL with a password, postgres://user:pw@host): a line
+// with one is kept out of the history.
+const SENSITIVE_WORDS = /pass(?:word|wd)|\bpass\b|\bpwd\b|\bpw\s*[:=]|token|secret|bearer|authorization|credential|api[_-]?key|private[_-]?key|access[_-]?key/i;
+const KEY_SHAPES = /\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{8,}|\bAKIA[0-9A-Z]{16}\b|-----BEGIN [A-Z ]*PRIVATE KEY-----|[a-z][\w+.-]*:\/\/[^\s/@:'"`]*:[^\s/@'"`]+@/i;
 
 function usable(secrets: Iterable<string | undefined>): string[] {
   const out: string[] = [];

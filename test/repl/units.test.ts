@@ -26,10 +26,13 @@ describe('secret filters', () => {
     assert.equal(looksSensitive(`const t = '${JWT}'`), true);
     for (const line of ['LENDER_PASSWORD=x', 'client.token', 'refreshToken', 'Authorization: Bearer x', 'passwd',
       `  pwd: 'Zx9kP2mQ7hunter',`, `const apiKey = 'abc'`, `const key = 'sk_live_51HqLyjWDarjtT1zd'`, `aws = 'AKIAIOSFODNN7EXAMPLE'`,
-      '-----BEGIN RSA PRIVATE KEY-----', 'process.env.API_KEY', 'privateKey']) {
+      '-----BEGIN RSA PRIVATE KEY-----', 'process.env.API_KEY', 'privateKey',
+      `const u = 'postgres://etl:s3cretPW@127.0.0.1/db'`, `new URL("https://me:Zx9kP2mQ@example.com")`, `const url = \`mysql://:hunter22@db\``,
+      `const pw = 'hunter2'`, `login({ pw: 'hunter2' })`, `x = 'hunter2' // my pass`]) {
       assert.equal(looksSensitive(line), true, line);
     }
-    for (const line of [`await rows('D07', {limit: 3})`, `const skip = 'sk_8'`, `cwd()`, `keyof typeof x`]) assert.equal(looksSensitive(line), false, line);
+    for (const line of [`await rows('D07', {limit: 3})`, `const skip = 'sk_8'`, `cwd()`, `keyof typeof x`, `const url = 'postgres://etl@127.0.0.1:5432/db'`,
+      `open('https://example.com:8443/a@b')`, `passes.length`, `const pwm = 1`, `send('PW-7 is late')`]) assert.equal(looksSensitive(line), false, line);
     assert.equal(looksSensitive(`await rows('D07', {limit: 3})`, ['Xk9$secretvalue']), false);
   });
 
