@@ -21,28 +21,37 @@ export interface LockHolder {
 }
 
 /** Whether a process with this id exists. EPERM means it does, under another user. An id that
- * is not a positive whole number (kill would signal a process group) cannot be checked: alive. */
+ * is not a positive whole number (kill would signal a process group) cannot be checked: alive.
+ * A process that ended but was not yet waited for by its parent (a zombie: a killed run whose
+ * parent is slow, or a container's first process that never waits) still answers kill: it has
+ * ended, and what it held is free. */
 export function processAlive(pid: number): boolean {
   if (!Number.isSafeInteger(pid) || pid <= 0) return true;
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code !== 'ESRCH';
   }
+  const state = statFields(pid)?.[0];
+  return state !== 'Z' && state !== 'X';
 }
 
-/** Field 22 of /proc/<pid>/stat, or undefined where there is no such file to read. */
-function processStartOf(pid: number | 'self'): number | undefined {
+/** The fields of /proc/<pid>/stat from the third (the state) on, or undefined where there is no
+ * such file to read. */
+function statFields(pid: number | 'self'): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Field 2, the command name, is in parentheses and may hold spaces and ')': count after the last.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[22 - 3]);
-    return Number.isSafeInteger(ticks) && ticks >= 0 ? ticks : undefined;
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
+}
+
+/** Field 22 of /proc/<pid>/stat (when the process started, in clock ticks after boot). */
+function processStartOf(pid: number | 'self'): number | undefined {
+  const ticks = Number(statFields(pid)?.[22 - 3]);
+  return Number.isSafeInteger(ticks) && ticks >= 0 ? ticks : undefined;
 }
 
 let self: { processStart?: number; bootId?: string } | undefined;

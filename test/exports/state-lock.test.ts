@@ -162,6 +162,26 @@ test('a lock whose process has ended on this host is taken over', async (t) => {
   assert.deepEqual(await readdir(dir), []);
 });
 
+test('a lock whose process has ended but was not waited for (a zombie) is taken over', async (t) => {
+  // bash starts a child, then becomes `sleep`, which never waits for it: the child ends as a zombie.
+  const parent = spawn('bash', ['-c', 'sleep 0 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  t.after(() => parent.kill('SIGKILL'));
+  const [line] = (await once(createInterface({ input: parent.stdout! }), 'line')) as [string];
+  const zombie = Number(line);
+  const stateOf = () => readFileSync(`/proc/${zombie}/stat`, 'utf8').split(') ')[1]![0];
+  while (stateOf() !== 'Z') await new Promise((resolve) => setTimeout(resolve, 10));
+  // kill(pid, 0) still answers for it.
+  assert.doesNotThrow(() => process.kill(zombie, 0));
+  assert.equal(processAlive(zombie), false);
+  const dir = await tempDir(t);
+  const path = join(dir, 'state.json');
+  const lockPath = lockPathOf(path);
+  await writeFile(lockPath, JSON.stringify({ pid: zombie, host: hostname(), startedAt: '2024-01-02T03:04:05.000Z' }));
+  const lock = await fileState(path).lock();
+  assert.equal((await readHolder(lockPath)).pid, process.pid);
+  await lock.release();
+});
+
 test('a lock from another host is never taken over, even when its pid is not running here', async (t) => {
   const dir = await tempDir(t);
   const path = join(dir, 'state.json');
