@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { DemoPayments, DemoResult } from './run.ts';
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+const counted = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
 
 function shown(path: string): string {
   const rel = relative(process.cwd(), path);
@@ -28,7 +29,7 @@ export function formatSummary(r: DemoResult): string {
   lines.push('');
 
   lines.push(`Pushed ${r.push.records} account records: ${r.push.accepted} accepted, ${r.push.rejected} rejected ` +
-    `(${r.push.batches} batches, ${r.push.retries} retries)`);
+    `(${counted(r.push.batches, 'batch', 'batches')}, ${counted(r.push.retries, 'retry', 'retries')})`);
   if (r.rejectReasons.length > 0) {
     lines.push(`Rejected records by reason (each one is a line in ${shown(r.rejectsFile)}):`);
     const width = Math.max(...r.rejectReasons.map((x) => String(x.count).length));
@@ -67,7 +68,9 @@ export function formatSummary(r: DemoResult): string {
 
   lines.push('Next:');
   const next = (command: string, what: string) => lines.push(`  ${command.padEnd(27)} ${what}`);
-  next('npm start', 'run the demo again: an incremental sync fetches only what changed');
+  // `npm start` is the README's own command, into ./out; another folder needs naming again.
+  const again = relative(process.cwd(), r.out) === 'out' ? 'npm start' : `npx lender demo --out ${shown(r.out)}`;
+  next(again, 'run the demo again: an incremental sync fetches only what changed');
   next(`duckdb ${shown(r.database)}`, 'the tables in the DuckDB CLI, if you have it: SELECT * FROM d07 LIMIT 5;');
   next('npx lender repl --sandbox', "a logged-in REPL: await rows('D07', { limit: 5 }), .datasets");
   next('npx lender sandbox', 'the sandbox on its own, for curl or your own scripts');

@@ -129,6 +129,11 @@ describe('lender demo', { timeout: 240_000 }, () => {
     assert.ok(!existsSync(`${database}.wal`), 'closed cleanly: everything is in the file');
     assert.match(first.stdout, /^Time: \d+\.\d s/m);
     assert.match(first.stdout, /lender repl --sandbox/);
+    // Run again into the same folder, which is not ./out: the hint names it.
+    assert.ok(first.stdout.includes(`npx lender demo --out ${out} `), first.stdout);
+    const [, batches, batchWord, retries, retryWord] = /\((\d+) (batch|batches), (\d+) (retry|retries)\)/.exec(first.stdout) ?? [];
+    assert.equal(batchWord, batches === '1' ? 'batch' : 'batches');
+    assert.equal(retryWord, retries === '1' ? 'retry' : 'retries');
   });
 
   it('answers a question about the payments in SQL, and the SQL it shows gives that answer', async () => {
