@@ -36,7 +36,8 @@ export class SecretValues extends Array<string> {
 // AWS's AKIA…, a PEM block) or hold one (a URL with a password, postgres://user:pw@host): a line
 // with one is kept out of the history.
 const SENSITIVE_WORDS = /pass(?:word|wd)|\bpass\b|\bpwd\b|\bpw\s*[:=]|token|secret|bearer|authorization|credential|api[_-]?key|private[_-]?key|access[_-]?key/i;
-const KEY_SHAPES = /\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{8,}|\bAKIA[0-9A-Z]{16}\b|-----BEGIN [A-Z ]*PRIVATE KEY-----|[a-z][\w+.-]*:\/\/[^\s/@:'"`]*:[^\s/@'"`]+@/i;
+const KEY_SHAPES = /\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{8,}|\bAKIA[0-9A-Z]{16}\b|-----BEGIN [A-Z ]*PRIVATE KEY-----/;
+const URL_WITH_PASSWORD = /[A-Za-z][\w+.-]*:\/\/[^\s/@:'"`]*:[^\s/@'"`]+@/;
 
 function usable(secrets: Iterable<string | undefined>): string[] {
   const out: string[] = [];
@@ -46,7 +47,7 @@ function usable(secrets: Iterable<string | undefined>): string[] {
 
 /** True when a REPL line must not be written to history. */
 export function looksSensitive(line: string, knownSecrets: Iterable<string | undefined> = []): boolean {
-  if (SENSITIVE_WORDS.test(line) || KEY_SHAPES.test(line) || JWT_LIKE.test(line)) return true;
+  if (SENSITIVE_WORDS.test(line) || KEY_SHAPES.test(line) || URL_WITH_PASSWORD.test(line) || JWT_LIKE.test(line)) return true;
   return usable(knownSecrets).some((s) => line.includes(s));
 }
 
