@@ -163,13 +163,17 @@ test('a lock whose process has ended on this host is taken over', async (t) => {
 });
 
 test('a lock whose process has ended but was not waited for (a zombie) is taken over', async (t) => {
-  // bash starts a child, then becomes `sleep`, which never waits for it: the child ends as a zombie.
-  const parent = spawn('bash', ['-c', 'sleep 0 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  // bash starts a child that waits for a line, then becomes `sleep`, which never waits for a
+  // child: once it has, the line ends the child, which stays a zombie. (A child ending before the
+  // exec would be reaped by bash.)
+  const parent = spawn('bash', ['-c', 'read line <&0 & echo $!; exec sleep 60'], { stdio: ['pipe', 'pipe', 'ignore'] });
   t.after(() => parent.kill('SIGKILL'));
   const [line] = (await once(createInterface({ input: parent.stdout! }), 'line')) as [string];
   const zombie = Number(line);
-  const stateOf = () => readFileSync(`/proc/${zombie}/stat`, 'utf8').split(') ')[1]![0];
-  while (stateOf() !== 'Z') await new Promise((resolve) => setTimeout(resolve, 10));
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 10));
+  while (readFileSync(`/proc/${parent.pid}/comm`, 'utf8').trim() !== 'sleep') await tick();
+  parent.stdin!.write('go\n');
+  while (readFileSync(`/proc/${zombie}/stat`, 'utf8').split(') ')[1]![0] !== 'Z') await tick();
   // kill(pid, 0) still answers for it.
   assert.doesNotThrow(() => process.kill(zombie, 0));
   assert.equal(processAlive(zombie), false);
