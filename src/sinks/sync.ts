@@ -26,7 +26,8 @@ const SYNC_PREFETCH = 4;
  * window each page waits for the one before it, so with one window the service idles while the
  * sink's commit holds the event loop; a second window keeps it serving. Into DuckDB, 1,000,000 rows
  * took 1.11 to 1.17x NDJSON's time against 1.26 to 1.30x with one (Node 24, two runs of 3 rounds
- * each, alternating), for 2 MB more; the NDJSON sync's own time did not change.
+ * each, alternating on one evening; another morning gave 1.19 to 1.39x, the machine's spread),
+ * for 2 MB more; the NDJSON sync's own time did not change.
  */
 export const SYNC_CONCURRENCY = 2;
 
