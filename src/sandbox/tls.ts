@@ -3,7 +3,6 @@
 // is ECDSA P-256: about as strong as RSA-3072, and made in about a millisecond, where an RSA-2048
 // key takes 100 to 300 ms of the start.
 import { isIP } from 'node:net';
-import selfsigned from 'selfsigned';
 
 export interface TlsMaterial {
   /** PEM private key; stays in memory. */
@@ -32,11 +31,37 @@ export function altNamesFor(host: string): AltName[] {
   return names;
 }
 
+type Generate = (typeof import('selfsigned'))['generate'];
+let loading: Promise<Generate> | undefined;
+
+/**
+ * selfsigned's generate(), loaded at the first certificate. Its dependencies load tslib, whose
+ * CommonJS build also puts its helpers (`__awaiter`, `__extends` and 30 more) on the global
+ * object, where nothing reads them: the globals it added are removed again, so that neither a
+ * program that starts a sandbox nor the REPL (which copies the globals it finds into its context,
+ * and so offered them all as completions) sees them.
+ */
+function loadSelfsigned(): Promise<Generate> {
+  loading ??= (async () => {
+    const before = new Set(Object.getOwnPropertyNames(globalThis));
+    const { generate } = await import('selfsigned');
+    for (const name of Object.getOwnPropertyNames(globalThis)) {
+      if (name.startsWith('__') && !before.has(name)) delete (globalThis as Record<string, unknown>)[name];
+    }
+    return generate;
+  })().catch((error: unknown) => {
+    loading = undefined;
+    throw error;
+  });
+  return loading;
+}
+
 export async function generateTls(host = '127.0.0.1', commonName = 'lender-streams sandbox'): Promise<TlsMaterial> {
+  const generate = await loadSelfsigned();
   // Backdated an hour so a client whose clock lags a little still accepts it.
   const notBeforeDate = new Date(Date.now() - 3600_000);
   const notAfterDate = new Date(notBeforeDate.getTime() + VALID_DAYS * 24 * 3600_000);
-  const pems = await selfsigned.generate([{ name: 'commonName', value: commonName }], {
+  const pems = await generate([{ name: 'commonName', value: commonName }], {
     keyType: 'ec',
     curve: 'P-256',
     algorithm: 'sha256',

@@ -2,6 +2,7 @@
 // client checks when it trusts the PEM as its CA. The handshake itself is exercised by every
 // test that talks to a sandbox.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { generateTls } from '../../src/sandbox/tls.ts';
@@ -45,5 +46,18 @@ describe('sandbox certificate', () => {
     const [a, b] = await Promise.all([generateTls(), generateTls()]);
     assert.notEqual(a.key, b.key);
     assert.notEqual(a.cert, b.cert);
+  });
+
+  it('leaves no global behind: the helpers tslib puts there as the certificate library loads are removed', () => {
+    // In fresh processes: what globals a certificate adds, and (the premise) what loading the
+    // library alone adds.
+    const added = (code: string): string[] => JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `
+      const before = new Set(Object.getOwnPropertyNames(globalThis));
+      ${code}
+      console.log(JSON.stringify(Object.getOwnPropertyNames(globalThis).filter((k) => !before.has(k))));`], { encoding: 'utf8' })) as string[];
+    const byLibrary = added(`await import('selfsigned');`);
+    assert.ok(byLibrary.includes('__awaiter') && byLibrary.length >= 30, `loading selfsigned adds tslib's helpers: ${byLibrary.join(' ')}`);
+    const tls = new URL('../../src/sandbox/tls.ts', import.meta.url).href;
+    assert.deepEqual(added(`const { generateTls } = await import(${JSON.stringify(tls)}); await generateTls(); await generateTls('192.0.2.7');`), []);
   });
 });
