@@ -15,7 +15,9 @@ export interface StateFile {
   datasets: Record<string, DatasetState>;
 }
 
-/** The file's content, or an empty state when it does not exist yet; a foreign or torn file is a ConfigError. */
+/** The file's content, or an empty state when it does not exist yet or is empty (as `mktemp`
+ * makes it: this module never writes one, see writeStateFile); a foreign or torn file is a
+ * ConfigError. */
 export async function readStateFile(path: string): Promise<StateFile> {
   await removeStaleTemps(path);
   let text: string;
@@ -25,6 +27,7 @@ export async function readStateFile(path: string): Promise<StateFile> {
     if (codeOf(error) === 'ENOENT') return { version: 1, datasets: {} };
     throw new FileError('read the state file', path, error);
   }
+  if (text.trim() === '') return { version: 1, datasets: {} };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

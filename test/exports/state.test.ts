@@ -48,6 +48,19 @@ test('a torn or foreign state file is refused with a sentence naming it', async 
   await assert.rejects(fileState(join(dir, 'other.json')).load('D07'), ConfigError);
 });
 
+test('an empty state file (as mktemp makes one) is no state yet: nothing to load, and the first save fills it', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'lender-state-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  for (const [name, text] of [['empty.json', ''], ['blank.json', ' \n']]) {
+    const path = join(dir, name!);
+    await writeFile(path, text!);
+    const store = fileState(path);
+    assert.equal(await store.load('D07'), undefined);
+    await store.save('D07', state('1'));
+    assert.deepEqual(await fileState(path).load('D07'), state('1'));
+  }
+});
+
 test('a state file holding null, a number or an array is refused like any foreign file', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'lender-state-'));
   t.after(() => rm(dir, { recursive: true, force: true }));

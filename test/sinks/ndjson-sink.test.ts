@@ -83,6 +83,12 @@ describe('ndjsonSink', () => {
     const other = ndjsonSink({ dir: out, state: memoryState() });
     await assert.rejects(other.open(D07), (e: unknown) => e instanceof SinkError && e.message.includes(file) && /no record of/.test(e.message));
     await other.close();
+    // So is it under an empty state file (as mktemp makes one), which is no state.
+    const emptied = join(dir, 'emptied-state.json');
+    writeFileSync(emptied, '');
+    const underEmpty = ndjsonSink({ dir: out, state: fileState(emptied) });
+    await assert.rejects(underEmpty.open(D07), (e: unknown) => e instanceof SinkError && /no record of/.test(e.message));
+    await underEmpty.close();
     assert.equal(readFileSync(file, 'utf8'), before);
     // An empty file holds nothing to lose: it is written to.
     writeFileSync(join(out, 'D08.ndjson'), '');
