@@ -1,6 +1,6 @@
 // The state file on disk: reading and checking it, rewriting it atomically, and clearing the
 // temporaries that writers killed mid-save left beside it. The store around it is in state.ts.
-import { open, readFile, rename, unlink } from 'node:fs/promises';
+import { open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ConfigError } from '../core/errors.ts';
 import { aboutFile, codeOf, FileError } from '../core/file-errors.ts';
@@ -15,9 +15,9 @@ export interface StateFile {
   datasets: Record<string, DatasetState>;
 }
 
-/** The file's content, or an empty state when it does not exist yet or is empty (as `mktemp`
- * makes it: this module never writes one, see writeStateFile); a foreign or torn file is a
- * ConfigError. */
+/** The file's content, or an empty state when it does not exist yet or is an empty file (as
+ * `mktemp` makes it: this module never writes one, see writeStateFile); a foreign or torn file,
+ * or one that is not a file (`/dev/null`, which reads empty too), is a ConfigError. */
 export async function readStateFile(path: string): Promise<StateFile> {
   await removeStaleTemps(path);
   let text: string;
@@ -27,7 +27,11 @@ export async function readStateFile(path: string): Promise<StateFile> {
     if (codeOf(error) === 'ENOENT') return { version: 1, datasets: {} };
     throw new FileError('read the state file', path, error);
   }
-  if (text.trim() === '') return { version: 1, datasets: {} };
+  if (text.trim() === '') {
+    const regular = await stat(path).then((st) => st.isFile(), () => false);
+    if (!regular) throw new ConfigError(`The state file ${path} is not a file; give the path of a file (it is created if missing).`);
+    return { version: 1, datasets: {} };
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -38,7 +38,7 @@ export interface PageEvent {
 export interface ExportStats {
   rows: number;
   pages: number;
-  /** Windows read to their end: one the stream stopped in is not counted. */
+  /** Windows this stream read to their end: one it stopped in is not counted. */
   windows: number;
   splits: number;
   retries: number;

@@ -34,19 +34,28 @@ export function altNamesFor(host: string): AltName[] {
 type Generate = (typeof import('selfsigned'))['generate'];
 let loading: Promise<Generate> | undefined;
 
+/** The helpers tslib 2's CommonJS build puts on the global object. */
+const TSLIB_GLOBALS = new Set([
+  '__extends', '__assign', '__rest', '__decorate', '__param', '__esDecorate', '__runInitializers', '__propKey',
+  '__setFunctionName', '__metadata', '__awaiter', '__generator', '__exportStar', '__createBinding', '__values', '__read',
+  '__spread', '__spreadArrays', '__spreadArray', '__await', '__asyncGenerator', '__asyncDelegator', '__asyncValues',
+  '__makeTemplateObject', '__importStar', '__importDefault', '__classPrivateFieldGet', '__classPrivateFieldSet',
+  '__classPrivateFieldIn', '__addDisposableResource', '__disposeResources', '__rewriteRelativeImportExtension',
+]);
+
 /**
  * selfsigned's generate(), loaded at the first certificate. Its dependencies load tslib, whose
- * CommonJS build also puts its helpers (`__awaiter`, `__extends` and 30 more) on the global
- * object, where nothing reads them: the globals it added are removed again, so that neither a
- * program that starts a sandbox nor the REPL (which copies the globals it finds into its context,
- * and so offered them all as completions) sees them.
+ * CommonJS build also puts its helpers on the global object, where nothing here reads them: those
+ * it added are removed again, so that neither a program that starts a sandbox nor the REPL sees
+ * them (on Node 24, `lender repl --sandbox` copied them into its context, and offered all 32 as
+ * completions). Only tslib's names go, and only those that were not there before.
  */
 function loadSelfsigned(): Promise<Generate> {
   loading ??= (async () => {
     const before = new Set(Object.getOwnPropertyNames(globalThis));
     const { generate } = await import('selfsigned');
     for (const name of Object.getOwnPropertyNames(globalThis)) {
-      if (name.startsWith('__') && !before.has(name)) delete (globalThis as Record<string, unknown>)[name];
+      if (TSLIB_GLOBALS.has(name) && !before.has(name)) delete (globalThis as Record<string, unknown>)[name];
     }
     return generate;
   })().catch((error: unknown) => {

@@ -59,6 +59,9 @@ test('an empty state file (as mktemp makes one) is no state yet: nothing to load
     await store.save('D07', state('1'));
     assert.deepEqual(await fileState(path).load('D07'), state('1'));
   }
+  // A device reads empty too, but is no state file: saving would replace it (as root, /dev/null).
+  await assert.rejects(fileState('/dev/null').load('D07'), (e: Error) =>
+    e instanceof ConfigError && e.message === 'The state file /dev/null is not a file; give the path of a file (it is created if missing).');
 });
 
 test('a state file holding null, a number or an array is refused like any foreign file', async (t) => {
