@@ -42,9 +42,10 @@ Options:
 ${MIN_SPLIT_HELP}
   --state FILE          resume an interrupted export, or after a completed one export only
                         what changed since (incremental); the file is created if missing
-                        (mode 600; an empty file counts as none), and FILE.lock beside it keeps a second run of the same
-                        state from starting while this one runs. A pipe closed before the end
-                        (| head) once a state was saved exits 1: it may be ahead of what was read
+                        (mode 600; an empty file counts as none), and FILE.lock beside it
+                        keeps a second run of the same state from starting while this one
+                        runs. A pipe closed before the end (| head) once a state was saved
+                        exits 1: it may be ahead of what was read
   --progress            progress on stderr even when it is not a terminal
   -h, --help            this text
 

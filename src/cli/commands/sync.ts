@@ -53,9 +53,10 @@ line on stderr, having written nothing. Files are created mode 600.
 
 Prints one JSON object on stdout: {to, state (NDJSON: the state file), datasets: {<code>:
 {dataset, location, mode, rows, pages, windows, splits, retries}}} (windows: those this run read
-to their end). A dataset that fails (not available, retries exhausted) does not stop the others: it is named on stderr and under "failed"
-in that object, and the exit code is 1; run the same command again to retry it. New columns and
-values that did not fit their column's type are reported on stderr, once each.
+to their end). A dataset that fails (not available, retries exhausted) does not stop the others:
+it is named on stderr and under "failed" in that object, and the exit code is 1; run the same
+command again to retry it. New columns and values that did not fit their column's type are
+reported on stderr, once each.
 
 Options:
   --to SINK             where the rows go (above)
