@@ -6,9 +6,9 @@
 //                                    [--sync-flags='--concurrency 2']
 //   (--scale is another name for --rows; --sync-flags are added to every sync, whatever its sink)
 //
-// By default the sync processes run the compiled CLI, built first into dist/ (`npm run build`), as
-// an installed package runs it; `--from sources` runs src/ through tsx instead, which adds tsx's
-// own memory (about 30 MB) to every figure.
+// By default the sync processes run the package's bin, which starts the compiled CLI, built first
+// into dist/ (`npm run build`), as an installed package runs it; `--from sources` runs src/
+// through tsx instead, which adds tsx's own memory (about 30 MB) to every figure.
 //
 // Every sync is a `lender sync` process of its own, run under GNU time (/usr/bin/time) for its
 // wall time, CPU and peak RSS (the kernel's maxrss of that process, not a sample); without GNU
@@ -63,7 +63,7 @@ for (const s of sinks) if (!SINKS.includes(s)) throw new Error(`--sinks: no sink
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const fromSources = values.from === 'sources';
-const MAIN = fileURLToPath(new URL(fromSources ? '../src/cli/main.ts' : '../dist/src/cli/main.js', import.meta.url));
+const MAIN = fileURLToPath(new URL(fromSources ? '../src/cli/main.ts' : '../bin/lender.cjs', import.meta.url));
 if (!fromSources) execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
 const GNU_TIME = '/usr/bin/time';
 const useGnuTime = process.env.LENDER_BENCH_NO_GNU_TIME !== '1' && existsSync(GNU_TIME) && (() => {

@@ -3,15 +3,18 @@
 // really accepts, and the command list of `lender --help` matches the commands themselves.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import type { Command } from '../../src/cli/command.ts';
 import { main } from '../../src/cli/main.ts';
 import { memoryIo } from '../helpers/memory-io.ts';
 
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-const BIN = fileURLToPath(new URL('../../bin/lender.mjs', import.meta.url));
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string; bin: { lender: string } };
+/** The installed entry point: the file package.json names as the `lender` command. */
+const BIN = fileURLToPath(new URL(`../../${pkg.bin.lender}`, import.meta.url));
 
 const CONNECTION = ['--sandbox', '--auth-url', '--lender', '--email', '--password-file', '--ca-file'];
 
@@ -69,13 +72,37 @@ describe('lender --help and --version', () => {
     }
   });
 
-  it('the installed entry point (bin/lender.mjs) prints the version and the help', () => {
+  it('the installed entry point (package.json\'s bin) prints the version and the help', () => {
     const version = spawnSync(process.execPath, [BIN, '--version'], { encoding: 'utf8' });
     assert.equal(version.status, 0, version.stderr);
     assert.equal(version.stdout, `${pkg.version}\n`);
     const help = spawnSync(process.execPath, [BIN, '--help'], { encoding: 'utf8' });
     assert.equal(help.status, 0, help.stderr);
     assert.match(help.stdout, /^Usage: lender <command>/);
+  });
+
+  it('the installed entry point gives libuv\'s pool 2 threads where Node cannot start again (Node 20), unless the user set a size', (t) => {
+    // Read as the process exits: the size in its environment, and its threads (the pool's among them).
+    const dir = mkdtempSync(join(tmpdir(), 'lender-pool-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const probe = join(dir, 'probe.cjs');
+    writeFileSync(probe, `process.on('exit', () => process.stderr.write('POOL ' + JSON.stringify({
+      size: process.env.UV_THREADPOOL_SIZE ?? null, threads: require('node:fs').readdirSync('/proc/self/task').length })));`);
+    const { UV_THREADPOOL_SIZE: _given, ...env } = process.env;
+    const pool = (extra: Record<string, string>): { size: string | null; threads: number } => {
+      const r = spawnSync(process.execPath, ['--require', probe, BIN, '--version'], { encoding: 'utf8', env: { ...env, ...extra } });
+      assert.equal(r.status, 0, r.stderr);
+      return JSON.parse(/POOL (.*)$/m.exec(r.stderr)![1]!) as { size: string | null; threads: number };
+    };
+    const own = pool({});
+    const four = pool({ UV_THREADPOOL_SIZE: '4' });
+    assert.equal(four.size, '4', 'a size the user gave is kept');
+    if (typeof (process as { execve?: unknown }).execve === 'function') {
+      assert.deepEqual(own, { size: null, threads: four.threads }, 'left alone where the commands start Node again');
+    } else {
+      assert.equal(own.size, '2');
+      assert.equal(four.threads - own.threads, 2, 'two pool threads fewer: the size was set before the pool started');
+    }
   });
 
   it('--help lists every command with the summary the command itself gives', async () => {

@@ -139,7 +139,7 @@ describe('the npm package', { timeout: 600_000 }, () => {
 
   it('packs the compiled library, its types, the bin and the README, and no sources or tests', () => {
     for (const file of [
-      'package.json', 'README.md', 'bin/lender.mjs', 'dist/src/index.js', 'dist/src/index.d.ts',
+      'package.json', 'README.md', 'bin/lender.cjs', 'bin/lender.mjs', 'dist/src/index.js', 'dist/src/index.d.ts',
       'dist/src/sandbox/index.js', 'dist/src/sandbox/index.d.ts', 'dist/src/session.js', 'dist/src/session.d.ts',
       'dist/src/cli/main.js', 'dist/repl/start.js',
     ]) {
