@@ -68,6 +68,8 @@ describe('lender sandbox', () => {
     assert.equal(code, 0, stderr);
     assert.equal(existsSync(info.caFile), false, 'the CA file is removed on close');
     assert.match(stderr, /stopped/);
+    // Started without --env, `lender sandbox --env` in another shell cannot find it: it says how.
+    assert.match(stderr, /started with --env instead, it lets `eval "\$\(lender sandbox --env\)"` in another shell set them/);
   });
 
   it('a process that ends without closing its sandboxes (process.exit) leaves no CA folder', async () => {

@@ -214,7 +214,8 @@ async function run(argv: string[], io: CommandIo): Promise<number> {
         `lender sandbox: log in with: curl --cacert ${sandbox.caFile} -H 'content-type: application/json' ` +
         `-d '{"email":"<email>","password":"<password>"}' ${sandbox.authUrl}/admin/auth/demo/login\n` +
         (envFile === undefined
-          ? 'lender sandbox: the first stdout line has the credentials; press Ctrl-C to stop\n'
+          ? 'lender sandbox: the first stdout line has the credentials (started with --env instead, it lets ' +
+            '`eval "$(lender sandbox --env)"` in another shell set them); press Ctrl-C to stop\n'
           : `lender sandbox: in another shell: eval "$(lender sandbox --env)" (the lines are also in ${envFile}); press Ctrl-C to stop\n`),
     );
     await untilAborted(io.signal);
