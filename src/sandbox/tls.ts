@@ -52,11 +52,9 @@ const TSLIB_GLOBALS = new Set([
  */
 function loadSelfsigned(): Promise<Generate> {
   loading ??= (async () => {
-    const before = new Set(Object.getOwnPropertyNames(globalThis));
+    const already = [...TSLIB_GLOBALS].filter((name) => Object.hasOwn(globalThis, name));
     const { generate } = await import('selfsigned');
-    for (const name of Object.getOwnPropertyNames(globalThis)) {
-      if (TSLIB_GLOBALS.has(name) && !before.has(name)) delete (globalThis as Record<string, unknown>)[name];
-    }
+    for (const name of TSLIB_GLOBALS) if (!already.includes(name)) delete (globalThis as Record<string, unknown>)[name];
     return generate;
   })().catch((error: unknown) => {
     loading = undefined;
