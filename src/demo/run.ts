@@ -12,7 +12,7 @@ import { datasetInfo } from '../core/catalog.ts';
 import { makeFolder } from '../core/make-folder.ts';
 import type { LenderClient } from '../client/client.ts';
 import { connect } from '../connect.ts';
-import { duckdbSink } from '../sinks/duckdb-sink.ts';
+import { duckdbSink, type DuckDbSink } from '../sinks/duckdb-sink.ts';
 import type { SinkNotice } from '../sinks/sink.ts';
 import { sync } from '../sinks/sync.ts';
 import { ProgressLine, formatBar } from '../progress.ts';
@@ -100,10 +100,19 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   const database = join(out, DEMO_DATABASE);
   const portfolio = samplePortfolio(opts.records ?? DEFAULT_PORTFOLIO_SIZE);
 
-  const connection = await connect({ sandbox: { seed: opts.seed }, ...(opts.signal && { signal: opts.signal }) });
-  const { client } = connection;
-  const sandbox = connection.sandbox!;
+  // The database is held from the start: a second demo on the same folder is refused before it
+  // writes anything there (its rejects file would otherwise replace this run's).
+  const notices: SinkNotice[] = [];
+  const sink = duckdbSink({ path: database, onNotice: (notice) => notices.push(notice) });
+  const hold = await sink.lock().catch(async (error: unknown) => {
+    await sink.close();
+    throw error;
+  });
+  let connection: Awaited<ReturnType<typeof connect>> | undefined;
   try {
+    connection = await connect({ sandbox: { seed: opts.seed }, ...(opts.signal && { signal: opts.signal }) });
+    const { client } = connection;
+    const sandbox = connection.sandbox!;
     const sandboxMs = lap();
 
     // ---- push
@@ -141,7 +150,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     const drainMs = lap();
 
     // ---- sync, then a question in SQL
-    const { datasets, payments, notices } = await syncAndAsk(client, database, opts);
+    const { datasets, payments } = await syncAndAsk(client, sink, opts);
     const syncMs = lap();
 
     return {
@@ -163,43 +172,39 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       timings: { sandbox: sandboxMs, push: pushMs, flags: flagsMs, drain: drainMs, sync: syncMs, total: Math.round(performance.now() - t0) },
     };
   } finally {
-    await connection.close();
+    await connection?.close();
+    await hold.release();
+    await sink.close();
   }
 }
 
 /** Syncs every available dataset into the database, then counts each table and asks PAYMENTS_SQL. */
 async function syncAndAsk(
-  client: LenderClient, database: string, opts: DemoOptions,
-): Promise<{ datasets: DemoDataset[]; payments: DemoPayments; notices: SinkNotice[] }> {
-  const notices: SinkNotice[] = [];
-  const sink = duckdbSink({ path: database, onNotice: (notice) => notices.push(notice) });
-  try {
-    const summary = await sync(client, undefined, {
-      to: sink,
-      includeTotal: true,
-      ...(opts.signal && { signal: opts.signal }),
-      onStream: (stream) => {
-        new ProgressLine(opts.progress, { pipe: 'final' }).followBar(stream, stream.dataset.code.padEnd(8));
-      },
+  client: LenderClient, sink: DuckDbSink, opts: DemoOptions,
+): Promise<{ datasets: DemoDataset[]; payments: DemoPayments }> {
+  const summary = await sync(client, undefined, {
+    to: sink,
+    includeTotal: true,
+    ...(opts.signal && { signal: opts.signal }),
+    onStream: (stream) => {
+      new ProgressLine(opts.progress, { pipe: 'final' }).followBar(stream, stream.dataset.code.padEnd(8));
+    },
+  });
+  const datasets: DemoDataset[] = [];
+  for (const s of Object.values(summary)) {
+    const table = s.dataset.toLowerCase();
+    const [count] = await sink.query(`SELECT count(*) AS n FROM ${table}`);
+    datasets.push({
+      code: s.dataset,
+      name: datasetInfo(s.dataset)?.name ?? s.dataset,
+      mode: s.mode,
+      fetched: s.rows,
+      inTable: Number(count?.n ?? 0),
+      pages: s.pages,
+      table,
     });
-    const datasets: DemoDataset[] = [];
-    for (const s of Object.values(summary)) {
-      const table = s.dataset.toLowerCase();
-      const [count] = await sink.query(`SELECT count(*) AS n FROM ${table}`);
-      datasets.push({
-        code: s.dataset,
-        name: datasetInfo(s.dataset)?.name ?? s.dataset,
-        mode: s.mode,
-        fetched: s.rows,
-        inTable: Number(count?.n ?? 0),
-        pages: s.pages,
-        table,
-      });
-    }
-    const answer = await sink.query(PAYMENTS_SQL);
-    const rows = answer.map((r) => ({ month: String(r.month), status: String(r.status), payments: Number(r.payments), amount: Number(r.amount) }));
-    return { datasets, payments: { sql: PAYMENTS_SQL, rows }, notices };
-  } finally {
-    await sink.close();
   }
+  const answer = await sink.query(PAYMENTS_SQL);
+  const rows = answer.map((r) => ({ month: String(r.month), status: String(r.status), payments: Number(r.payments), amount: Number(r.amount) }));
+  return { datasets, payments: { sql: PAYMENTS_SQL, rows } };
 }

@@ -4,12 +4,13 @@
 // sync that keeps each row once.
 import assert from 'node:assert/strict';
 import { existsSync, statSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { runProcess, type ProcessResult } from '../helpers/run-process.ts';
+import { duckdbSink } from '../../src/sinks/duckdb-sink.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const RECORDS = 400;
@@ -204,5 +205,28 @@ describe('lender demo', { timeout: 240_000 }, () => {
     const rejects = (await readFile(join(out, 'rejects.ndjson'), 'utf8')).split('\n').filter((l) => l !== '');
     assert.equal(rejects.length, push.rejected, 'the rejects file holds this run\'s rejects only');
     assert.deepEqual(paymentsBlock(second.stdout).rows, paymentsBlock(first.stdout).rows, 'the payments did not change');
+  });
+});
+
+describe('lender demo on a folder another run holds', { timeout: 120_000 }, () => {
+  it('is refused before it writes anything there: the other run\'s rejects file is kept', async () => {
+    const out = await mkdtemp(join(tmpdir(), 'lender-demo-held-'));
+    const rejects = join(out, 'rejects.ndjson');
+    const theirs = '{"position":1,"reason":"invalid","errors":["the other run\'s reject"]}\n';
+    await writeFile(rejects, theirs);
+    // This process holds the database, as a demo that is still running would.
+    const sink = duckdbSink({ path: join(out, 'lender.duckdb') });
+    const hold = await sink.lock();
+    try {
+      const refused = await runDemo(out);
+      assert.equal(refused.code, 1, refused.stderr);
+      assert.match(refused.stderr, new RegExp(`^lender demo: .*lender\\.duckdb is open in another process \\(pid ${process.pid}\\)`));
+      assert.equal(refused.stdout, '');
+      assert.equal(await readFile(rejects, 'utf8'), theirs);
+    } finally {
+      await hold.release();
+      await sink.close();
+      await rm(out, { recursive: true, force: true });
+    }
   });
 });
