@@ -85,8 +85,8 @@ export async function availableDatasets(api: ServiceApi, signal?: AbortSignal): 
 }
 
 /**
- * Loads each dataset in turn into the sink. Without a list, the catalog's available datasets.
- * Returns a summary per dataset code. A dataset whose load fails with a service error
+ * Loads each dataset in turn into the sink. Without a list, the catalog's available datasets; a
+ * dataset named twice is loaded once. Returns a summary per dataset code. A dataset whose load fails with a service error
  * (unavailable, retries exhausted) does not stop the others: once all were tried, a SyncError
  * carries the summary of those loaded and the failures. An abort (signal) stops after the page
  * being committed. Another run holding the sink's lock (NDJSON: StateLockedError, DuckDB:
@@ -157,8 +157,11 @@ async function syncInto(
     // A bad option is the caller's mistake, the same for every dataset: a ConfigError before any
     // dataset is read, not a failure of each.
     exportSettings(exportOptions, resolved);
+    // Named twice (by code and by section, say): one table, one state, so one load.
+    if (targets.some((t) => t.dataset.code === resolved.code)) continue;
     targets.push({ ref, resolved, dataset: sinkDataset(resolved) });
   }
+  const attempted = targets.length + Object.keys(failures).length;
   const board = targets.length === 0 ? undefined : await sink.leases?.();
   if (board !== undefined) {
     const shared = await syncShared(api, targets, board, {
@@ -189,6 +192,6 @@ async function syncInto(
       failures[dataset.code] = error;
     }
   }
-  if (Object.keys(failures).length > 0) throw new SyncError(summary, failures, refs.length);
+  if (Object.keys(failures).length > 0) throw new SyncError(summary, failures, attempted);
   return summary;
 }

@@ -83,6 +83,22 @@ describe('a sink of your own (the docs example)', () => {
     assert.deepEqual([...sink.tables.get('D16')!.values()].map((r) => JSON.stringify(r)).sort(), expected.map((r) => JSON.stringify(r)).sort());
   });
 
+  it('a dataset named twice, by its code and by its section, is loaded once', async () => {
+    const sink = memorySink();
+    const streams: string[] = [];
+    const summary = await sync(f.client, ['D07', { section: 'S2', dataset: 'D07' }, 'D03'], {
+      to: sink, onStream: (stream) => streams.push(stream.dataset.code),
+    });
+    assert.deepEqual(streams, ['D07', 'D03']);
+    assert.deepEqual(Object.keys(summary), ['D07', 'D03']);
+    assert.equal(summary.D07!.mode, 'initial');
+    const expected = await plainWalk(f.client, 'D07', EVERYTHING);
+    assert.equal(summary.D07!.rows, expected.length);
+    assert.equal(sink.tables.get('D07')!.size, expected.length);
+    // Counted once in a failure's message too.
+    await assert.rejects(sync(f.client, ['D07', 'D07', 'D99' as DatasetRef], { to: memorySink() }), /^SyncError: 1 of 2 datasets failed to sync: D99 /);
+  });
+
   it('loads D07 and D03, stopped after a few pages and resumed: every row once', async () => {
     const sink = memorySink();
     const stop = new AbortController();
