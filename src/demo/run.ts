@@ -12,7 +12,7 @@ import { datasetInfo } from '../core/catalog.ts';
 import { makeFolder } from '../core/make-folder.ts';
 import type { LenderClient } from '../client/client.ts';
 import { connect } from '../connect.ts';
-import { duckdbSink, type DuckDbSink } from '../sinks/duckdb-sink.ts';
+import { DuckDbLockedError, duckdbSink, type DuckDbSink } from '../sinks/duckdb-sink.ts';
 import type { SinkNotice } from '../sinks/sink.ts';
 import { sync } from '../sinks/sync.ts';
 import { ProgressLine, formatBar } from '../progress.ts';
@@ -106,7 +106,11 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   const sink = duckdbSink({ path: database, onNotice: (notice) => notices.push(notice) });
   const hold = await sink.lock().catch(async (error: unknown) => {
     await sink.close();
-    throw error;
+    if (!(error instanceof DuckDbLockedError) || error.holder.thisProcess) throw error;
+    const pid = error.holder.pid === undefined ? '' : ` (pid ${error.holder.pid})`;
+    throw new DuckDbLockedError(database, error.holder, {
+      cause: error, message: `${database} is open in another process${pid}: one demo at a time per folder; wait for that run to end, or give another --out.`,
+    });
   });
   let connection: Awaited<ReturnType<typeof connect>> | undefined;
   try {
