@@ -128,6 +128,8 @@ class DuckDbStore implements DuckDbSink {
   readonly #reopenAfterRows: number;
   readonly #collectGarbage: boolean;
   #opening: Promise<Database> | undefined;
+  /** Aborted when the database opened by #opening is to be closed (openDatabase's `closing`). */
+  #closeAsked: AbortController | undefined;
   #holds = 0;
   #closing = false;
   readonly #tables = new Map<string, Table>();
@@ -354,14 +356,24 @@ class DuckDbStore implements DuckDbSink {
   }
 
   #database(): Promise<Database> {
-    this.#opening ??= openDatabase(this.target, { reopenAfterRows: this.#reopenAfterRows, collectGarbage: this.#collectGarbage }).catch((error: unknown) => {
-      this.#opening = undefined;
-      throw error;
-    });
+    if (this.#opening === undefined) {
+      const closing = new AbortController();
+      this.#closeAsked = closing;
+      this.#opening = openDatabase(this.target, {
+        reopenAfterRows: this.#reopenAfterRows, collectGarbage: this.#collectGarbage, closing: closing.signal,
+      }).catch((error: unknown) => {
+        this.#opening = undefined;
+        throw error;
+      });
+    }
     return this.#opening;
   }
 
   async #shutdown(): Promise<void> {
+    // Said before the open under way (if any) ends: another sink of this process opening the
+    // file meanwhile waits for this close rather than being refused.
+    this.#closeAsked?.abort();
+    this.#closeAsked = undefined;
     const opening = this.#opening;
     this.#opening = undefined;
     this.#closing = false;

@@ -1026,6 +1026,27 @@ describe('queries', () => {
     }
   });
 
+  test('a sink that opens the file while another sink of this process is closing it, before that one has even opened it, waits for that close', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const path = newFile();
+      const first = duckdbSink({ path });
+      const query = first.query('SELECT 1 AS one').then(() => undefined, (error: unknown) => error);
+      // The first sink holds the file's claim once its run lock is made, before DuckDB has
+      // opened the file (which takes some milliseconds more).
+      while (!existsSync(`${path}.lock`)) await new Promise((resolve) => setImmediate(resolve));
+      const closing = first.close();
+      const second = duckdbSink({ path });
+      try {
+        assert.deepEqual(await second.query('SELECT 42 AS answer'), [{ answer: 42 }]);
+        const outcome = await query;
+        assert.ok(outcome === undefined || outcome instanceof SinkError, String(outcome));
+        await closing;
+      } finally {
+        await second.close();
+      }
+    }
+  });
+
   test('a sink that opens the file while another sink of this process is closing it waits for that close', async () => {
     // What the REPL does after Ctrl-C stopped sql(): the stopped call's sink is still closing
     // when the next call opens the file.

@@ -122,12 +122,17 @@ function memoryCeilingMb(): number {
 }
 
 // Shared by every copy of this module a process may load (sources and build alike).
-// A file's entry is OPEN while a sink has it, and the promise of its close once one began: a sink
-// of this process that opens the file meanwhile (the REPL's next call, after Ctrl-C stopped one)
-// waits for that close, where an open file refuses it. (".2": its entries were once bare names.)
-const OPEN = 'open';
-const OPEN_FILES: Map<string, typeof OPEN | Promise<void>> = ((globalThis as Record<symbol, unknown>)[Symbol.for('lender-streams.duckdb-open-files.2')] ??=
-  new Map<string, typeof OPEN | Promise<void>>()) as Map<string, typeof OPEN | Promise<void>>;
+// A file's claim is held while a sink of this process has it, from the start of its opening to
+// the end of its close. Another sink that opens the file meanwhile is refused, unless the holder
+// is closing (the REPL's next call, after Ctrl-C stopped one): then it waits for `released`.
+// Closing counts from the moment the holder's close is asked for, even while it is still opening
+// the file. (".3": the entries had other shapes before.)
+interface Claim {
+  closing: boolean;
+  readonly released: Promise<void>;
+}
+const OPEN_FILES: Map<string, Claim> = ((globalThis as Record<symbol, unknown>)[Symbol.for('lender-streams.duckdb-open-files.3')] ??=
+  new Map<string, Claim>()) as Map<string, Claim>;
 
 /** For tests: `afterClose` runs while a reopening has DuckDB closed; `waitMs` replaces
  * REOPEN_WAIT_MS. */
@@ -138,20 +143,34 @@ export interface OpenDatabaseOptions {
   reopenAfterRows?: number;
   /** A full garbage collection of the JS heap before each checkpoint (collect-garbage.ts). */
   collectGarbage?: boolean;
+  /** Aborted when the caller's close is asked for, maybe before this open ends: from then on a
+   * sink of this process that opens the file waits for the close instead of being refused. */
+  closing?: AbortSignal;
 }
 
 /** Opens (creating it, and its folder, if missing) the database file for writing. */
 export async function openDatabase(path: string, opts: OpenDatabaseOptions = {}): Promise<Database> {
-  const { reopenAfterRows = REOPEN_AFTER_ROWS, collectGarbage: collecting = false } = opts;
+  const { reopenAfterRows = REOPEN_AFTER_ROWS, collectGarbage: collecting = false, closing } = opts;
   const file = resolve(path);
   await makeFolder(dirname(file));
   // The claim names the file whatever path led to it (a symlinked folder, a relative path).
   const claim = join(await realpath(dirname(file)), basename(file));
   for (let held = OPEN_FILES.get(claim); held !== undefined; held = OPEN_FILES.get(claim)) {
-    if (held === OPEN) throw new DuckDbLockedError(file, { thisProcess: true });
-    await held;
+    if (!held.closing) throw new DuckDbLockedError(file, { thisProcess: true });
+    await held.released;
   }
-  OPEN_FILES.set(claim, OPEN);
+  let release!: () => void;
+  const own: Claim = { closing: closing?.aborted ?? false, released: new Promise<void>((resolve) => (release = resolve)) };
+  const markClosing = () => {
+    own.closing = true;
+  };
+  closing?.addEventListener('abort', markClosing, { once: true });
+  OPEN_FILES.set(claim, own);
+  const unclaim = () => {
+    closing?.removeEventListener('abort', markClosing);
+    if (OPEN_FILES.get(claim) === own) OPEN_FILES.delete(claim);
+    release();
+  };
   let opened: Opened | undefined;
   let runLock: StateLock | undefined;
   let memoryMb = MIN_MEMORY_MB;
@@ -173,7 +192,7 @@ export async function openDatabase(path: string, opts: OpenDatabaseOptions = {})
     opened?.conn.closeSync();
     opened?.instance.closeSync();
     await runLock?.release();
-    OPEN_FILES.delete(claim);
+    unclaim();
     if (error instanceof SinkError) throw error;
     throw new SinkError(error instanceof FileError ? error.message : `DuckDB could not open ${file}: ${firstLineOf(error)}`, { cause: error });
   }
@@ -251,7 +270,7 @@ export async function openDatabase(path: string, opts: OpenDatabaseOptions = {})
     removeEmptyLog(file);
     removeEmptyTempDir(file);
     await runLock!.release();
-    OPEN_FILES.delete(claim);
+    unclaim();
   };
 
   return {
@@ -303,8 +322,7 @@ export async function openDatabase(path: string, opts: OpenDatabaseOptions = {})
     async close(before) {
       if (closed) return;
       closed = true;
-      let closedNow!: () => void;
-      OPEN_FILES.set(claim, new Promise<void>((resolve) => (closedNow = resolve)));
+      own.closing = true;
       try {
         await before?.();
         await reopening;
@@ -312,7 +330,6 @@ export async function openDatabase(path: string, opts: OpenDatabaseOptions = {})
         await checkpoint().catch(() => undefined);
       } finally {
         await shutDown();
-        closedNow();
       }
     },
   };
