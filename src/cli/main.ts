@@ -67,8 +67,11 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
   if (entry === undefined) {
     // Loaded on this path only: every start pays for what main.ts imports.
     const { closestName } = await import('./closest-name.ts');
-    const guess = closestName(name, Object.keys(COMMANDS));
-    io.stderr.write(`lender: unknown command '${name}'${guess === undefined ? '.' : `; did you mean ${guess}?`} Run 'lender --help' for the list.\n`);
+    // Before a command, the only options are --help and --version.
+    const option = name.startsWith('-');
+    const guess = closestName(name, option ? ['--help', '--version'] : Object.keys(COMMANDS));
+    io.stderr.write(`lender: unknown ${option ? 'option' : 'command'} '${name}'${guess === undefined ? '.' : `; did you mean ${guess}?`} ` +
+      "Run 'lender --help' for the list.\n");
     return EXIT.usage;
   }
   const command = (await entry.load()).default;

@@ -140,6 +140,16 @@ describe('lender --help and --version', () => {
       assert.equal(typo.code, 2);
       assert.equal(typo.stderr, `lender: unknown command '${typed}'; did you mean ${meant}? Run 'lender --help' for the list.\n`);
     }
+    // Before a command, an option is one of --help and --version.
+    for (const [typed, meant] of [['--verison', '--version'], ['--hepl', '--help'], ['-vesion', '--version']]) {
+      const typo = await run([typed]);
+      assert.equal(typo.code, 2);
+      assert.equal(typo.stdout, '');
+      assert.equal(typo.stderr, `lender: unknown option '${typed}'; did you mean ${meant}? Run 'lender --help' for the list.\n`);
+    }
+    const option = await run(['--datasets', 'D07']);
+    assert.equal(option.code, 2);
+    assert.equal(option.stderr, "lender: unknown option '--datasets'. Run 'lender --help' for the list.\n");
   });
 
   for (const [name, expected] of Object.entries(EXPECTED)) {
