@@ -38,18 +38,25 @@ export const MAX_LATENCY_MS = 600_000;
 /** A sandbox option with a bad value, refused at start with a sentence naming the option. */
 export class SandboxOptionsError extends Error {
   override name = 'SandboxOptionsError';
+  /** The option the sentence starts with, when it is about one value (`port`, `latencyMs`): the
+   * CLI names its flag there instead. */
+  readonly option: string | undefined;
+  constructor(message: string, option?: string) {
+    super(message);
+    this.option = option;
+  }
 }
 
 function integer(name: string, value: unknown, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new SandboxOptionsError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
+    throw new SandboxOptionsError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`, name);
   }
   return value;
 }
 
 function nonNegative(name: string, value: unknown, max: number): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > max) {
-    throw new SandboxOptionsError(`${name} must be a number from 0 to ${max}, got ${JSON.stringify(value)}`);
+    throw new SandboxOptionsError(`${name} must be a number from 0 to ${max}, got ${JSON.stringify(value)}`, name);
   }
   return value;
 }
@@ -71,7 +78,7 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedSandboxOpt
   const o = { ...DEFAULT_OPTIONS, ...stripUndefined(options) };
   const host = o.host;
   if (typeof host !== 'string' || host.trim() === '') {
-    throw new SandboxOptionsError(`host must be a non-empty address such as 127.0.0.1, got ${JSON.stringify(host)}`);
+    throw new SandboxOptionsError(`host must be a non-empty address such as 127.0.0.1, got ${JSON.stringify(host)}`, 'host');
   }
   let faults;
   try {
@@ -124,7 +131,7 @@ function bufferedLimit(value: number | undefined, maxBodyBytes: number): number 
   const max = 16 * 1024 * 1024 * 1024;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < maxBodyBytes || value > max) {
     throw new SandboxOptionsError(
-      `maxBufferedBytes must be an integer from maxBodyBytes (${maxBodyBytes}) to ${max}, got ${JSON.stringify(value)}`,
+      `maxBufferedBytes must be an integer from maxBodyBytes (${maxBodyBytes}) to ${max}, got ${JSON.stringify(value)}`, 'maxBufferedBytes',
     );
   }
   return value;

@@ -169,7 +169,7 @@ describe('options', () => {
     assert.deepEqual(parseSandboxArgs(['--max-connections', '10', '--max-buffered-bytes', '20000000']), {
       maxConnections: 10, maxBufferedBytes: 20_000_000,
     });
-    assert.throws(() => parseSandboxArgs(['--max-connections', '0']), /maxConnections/);
+    assert.throws(() => parseSandboxArgs(['--max-connections', '0']), /^UsageError: --max-connections must be an integer from 1 to 100000, got 0$/);
     assert.throws(() => parseSandboxArgs(['--max-buffered-bytes', 'x']), /--max-buffered-bytes/);
   });
 });

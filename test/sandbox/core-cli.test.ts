@@ -99,6 +99,19 @@ describe('lender sandbox', () => {
       assert.equal(io.out(), '');
       assert.match(io.err(), /Run 'lender sandbox --help' for usage/);
     }
+    // A value out of its range: the refusal names the flag, not the library's option.
+    for (const [args, said] of [
+      [['--port', '99999'], '--port must be an integer from 0 to 65535, got 99999'],
+      [['--latency', '700000'], '--latency must be an integer from 0 to 600000, got 700000'],
+      [['--token-ttl', '9999999'], '--token-ttl must be an integer from 0 to 2592000, got 9999999'],
+      [['--churn', '2000000'], '--churn must be a number from 0 to 1000000, got 2000000'],
+      [['--replica-lag', '700000'], '--replica-lag must be an integer from 0 to 600000, got 700000'],
+      [['--host', ' '], '--host must be a non-empty address such as 127.0.0.1, got " "'],
+    ] as const) {
+      const io = memoryIo();
+      assert.equal(await main(['sandbox', ...args], io), 2, args.join(' '));
+      assert.equal(io.err().split('\n')[0], `lender sandbox: ${said}`);
+    }
   });
 
   it('--env prints export lines; in another shell eval "$(lender sandbox --env)" connects to the running one', async () => {
@@ -188,7 +201,7 @@ describe('lender sandbox', () => {
     assert.throws(() => parseSandboxArgs(['--available', 'D25']), /--available: 'D25' is not a dataset code/);
     assert.throws(() => parseSandboxArgs(['--available', 'D04=maybe']), /--available/);
     assert.throws(() => parseSandboxArgs(['--gateway-timeout', '-1']), /--gateway-timeout/);
-    assert.throws(() => parseSandboxArgs(['--replica-lag', '700000']), /replicaLagMs/);
+    assert.throws(() => parseSandboxArgs(['--replica-lag', '700000']), /^UsageError: --replica-lag must be an integer from 0 to 600000, got 700000$/);
   });
 
   it('--help lists every flag', async () => {

@@ -5,6 +5,7 @@ import { fstatSync } from 'node:fs';
 import { integerFlag, numberFlag, parseCommandArgs } from '../args.ts';
 import { CommandFailure, EXIT, UsageError, type Command, type CommandIo } from '../command.ts';
 import { isDatasetCode, type DatasetCode } from '../../core/catalog.ts';
+import { ownField } from '../../core/own-fields.ts';
 import { DEFAULT_OPTIONS, resolveOptions, SandboxOptionsError } from '../../sandbox/options.ts';
 import { FaultSpecError, formatFaultSpec, parseFaultSpec } from '../../sandbox/faults-spec.ts';
 import type { SandboxOptions } from '../../sandbox/contracts.ts';
@@ -100,7 +101,7 @@ export function parseSandboxArgs(argv: string[]): SandboxOptions {
     available: { type: 'string' },
   });
   // Range checks beyond "a whole number" are resolveOptions' (below), so the CLI and
-  // startSandbox() refuse the same values with the same words.
+  // startSandbox() refuse the same values with the same words, the CLI naming its flag.
   const whole = (flag: string, text: string | undefined) => integerFlag(text, `--${flag}`, { min: 0 });
   const options: SandboxOptions = {};
   const set = <K extends keyof SandboxOptions>(key: K, value: SandboxOptions[K] | undefined) => {
@@ -132,11 +133,19 @@ export function parseSandboxArgs(argv: string[]): SandboxOptions {
   try {
     resolveOptions(options);
   } catch (error) {
-    if (error instanceof SandboxOptionsError) throw new UsageError(error.message);
-    throw error;
+    if (!(error instanceof SandboxOptionsError)) throw error;
+    const flag = error.option === undefined ? undefined : ownField(FLAG_OF_OPTION, error.option);
+    throw new UsageError(flag === undefined ? error.message : `${flag}${error.message.slice(error.option!.length)}`);
   }
   return options;
 }
+
+/** The flag of each option the flags above set, as a refusal of its value names it. */
+const FLAG_OF_OPTION: Partial<Record<keyof SandboxOptions, string>> = {
+  port: '--port', host: '--host', seed: '--seed', scale: '--scale', latencyMs: '--latency', tokenTtlSeconds: '--token-ttl',
+  totalCap: '--total-cap', viaBudget: '--via-budget', churnRate: '--churn', maxConnections: '--max-connections',
+  maxBufferedBytes: '--max-buffered-bytes', gatewayTimeoutMs: '--gateway-timeout', replicaLagMs: '--replica-lag',
+};
 
 /** The arguments of `lender sandbox`: the sandbox's options, and whether to speak shell (--env). */
 export function parseSandboxCommand(argv: string[]): { options: SandboxOptions; env: boolean } {
