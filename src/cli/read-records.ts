@@ -3,8 +3,12 @@
 import { durationFlag, integerFlag, parseCommandArgs, progressFlag } from './args.ts';
 import { constants, createReadStream, fstatSync, type Stats } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
+import { once } from 'node:events';
 import { Readable, addAbortSignal } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import type { ServiceApi } from '../core/api.ts';
+import { aboutFile } from '../core/file-errors.ts';
+import { privateWriteStream } from '../core/private-files.ts';
 import { JsonSourceError } from '../accounts/sources/json.ts';
 import { readRecords, type ReadRecordsOptions } from '../accounts/sources/read-records.ts';
 import type { MalformedRecord, SourceRecord } from '../accounts/source-record.ts';
@@ -48,7 +52,9 @@ Output:
                         cannot hold (nested too deeply, say) is "recordPreview", its first
                         200 characters, instead of "record". Without it, the first
                         ${SHOWN_REJECTS} rejects are named on stderr (position, reason, errors).
-                        Not the input file: it would be emptied before it is read
+                        Not the input file: it would be emptied before it is read. Created
+                        (mode 600) or emptied before any record is read, so a path that cannot
+                        be written stops the run before anything is sent
   --progress            progress on stderr even when it is not a terminal
   -h, --help            this text
 
@@ -98,19 +104,30 @@ async function checkReadable(path: string): Promise<void> {
   }
 }
 
-/** The rejects file must not be the input: opening it for writing would empty the input first.
- * `input`: the input file, or stdin's file when stdin is one (`< file`). */
+/**
+ * The rejects file must not be the input: opening it for writing would empty the input first.
+ * `input`: the input file, or stdin's file when stdin is one (`< file`). Then a file (or none
+ * yet) is opened, emptied and closed before anything is read: one that cannot be written would
+ * otherwise fail the run once records were rejected, with their reasons nowhere. Not a FIFO, a
+ * device or a socket: a reader of a FIFO would take that close for the end.
+ */
 async function checkRejectsFile(rejects: string, input: Stats | undefined): Promise<void> {
-  if (input === undefined || !input.isFile()) return;
-  let target: Stats;
+  let target: Stats | undefined;
   try {
     target = await stat(rejects);
   } catch {
-    return; // not there yet (or not reachable: opening it will say why)
+    // Not there yet, or not reachable: opening it says why.
   }
-  if (target.dev === input.dev && target.ino === input.ino) {
+  if (target !== undefined && input?.isFile() === true && target.dev === input.dev && target.ino === input.ino) {
     throw new UsageError(`--rejects ${rejects} is the input file: writing rejects there would empty it first; choose another file`);
   }
+  if (target !== undefined && (target.isFIFO() || target.isCharacterDevice() || target.isSocket())) return;
+  const stream = privateWriteStream(rejects, 'w');
+  await aboutFile('write the rejects file', rejects, async () => {
+    await once(stream, 'open');
+    stream.end();
+    await finished(stream);
+  });
 }
 
 /** What stdin is, when it is this process's own (a file redirected with `<`, a pipe, a terminal). */

@@ -227,6 +227,22 @@ describe('lender push: a run that cannot finish still accounts for every record'
     assert.match(stderr, /lender push: cannot write the rejects file \/dev\/full: no space left on device \(ENOSPC\)\n$/);
   });
 
+  it('a rejects file that cannot be opened (under a file, a folder): refused before anything is read or sent (exit 1)', async () => {
+    const input = [JSON.stringify(record('NOPEN-1', 'A1')), JSON.stringify({ status: 9 })].join('\n');
+    const file = join(dir, 'not-a-folder.txt');
+    await writeFile(file, 'x');
+    for (const [target, said] of [
+      [join(file, 'r.ndjson'), `cannot create the folder ${file}: file already exists (EEXIST)`],
+      [dir, `cannot write the rejects file ${dir}: illegal operation on a directory (EISDIR)`],
+    ]) {
+      const { code, stdout, stderr } = await run(['push', '-', '--rejects', target!], input);
+      assert.equal(code, 1, stderr);
+      assert.equal(stdout, '');
+      assert.equal(stderr, `lender push: ${said}\n`);
+    }
+    assert.deepEqual(await rows('D03', 'NOPEN-1'), [], 'nothing was sent');
+  });
+
   it('Ctrl-C: every record read is accepted or in the rejects file as stopped, and the summary adds up (exit 130)', async () => {
     const rejects = join(dir, 'stopped.ndjson');
     const controller = new AbortController();
