@@ -226,7 +226,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     const out = join(dir, `stopped-${signal}`);
     const runs = [
       { args: syncArgs(out), lockPath: join(out, `${STATE}.lock`), said: /^lender sync: stopped; progress is saved in / },
-      { args: ['export', 'D07', '--limit', '10', '--state', join(out, 'd07.json')], lockPath: join(out, 'd07.json.lock'), said: /^lender export: stopped\.\n$/ },
+      { args: ['export', 'D07', '--limit', '10', '--state', join(out, 'd07.json')], lockPath: join(out, 'd07.json.lock'), said: new RegExp(`^lender export: stopped; ${join(out, 'd07.json').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} records the pages ` +
+        'written to stdout: run the same command again, appending \\(>>\\) to the same output, to go on after them\\.\\n$') },
     ];
     for (const run of runs) {
       const gate = proxy.arm(15);

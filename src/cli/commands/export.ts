@@ -119,7 +119,8 @@ const command: Command = {
           if (stop.signal.aborted) break;
         }
       } catch (error) {
-        if (!pipeClosed) throw error;
+        // A closed pipe and a stop (Ctrl-C) are said below; what the stop interrupted failed for it.
+        if (!pipeClosed && !io.signal.aborted) throw error;
       } finally {
         io.signal.removeEventListener('abort', onAbort);
         io.stdout.off('error', onStdoutError);
@@ -134,7 +135,9 @@ const command: Command = {
       }
       if (pipeClosed) return EXIT.ok;
       if (io.signal.aborted) {
-        io.stderr.write('lender export: stopped.\n');
+        io.stderr.write(state === undefined ? 'lender export: stopped.\n'
+          : `lender export: stopped; ${state.path} records the pages written to stdout: run the same command again, ` +
+            'appending (>>) to the same output, to go on after them.\n');
         return EXIT.interrupted;
       }
       return EXIT.ok;
