@@ -43,7 +43,7 @@ $XDG_CONFIG_HOME/lender-streams/credentials.json (default ~/.config/...), mode 6
 holding {"authUrl","lender","email","password","caFile"?}.`;
 
 /** The connection settings the flags give (the password read from --password-file). */
-export async function connectionOptions(flags: ConnectionFlags): Promise<ConnectionOptions> {
+async function connectionOptions(flags: ConnectionFlags): Promise<ConnectionOptions> {
   const password = flags['password-file'] === undefined ? undefined : await readPasswordFile(flags['password-file']);
   return { authUrl: flags['auth-url'], lender: flags.lender, email: flags.email, password, caFile: flags['ca-file'] };
 }
@@ -55,7 +55,7 @@ export async function connectionOptions(flags: ConnectionFlags): Promise<Connect
  */
 export async function checkConnectionFlags(flags: ConnectionFlags, io: CommandIo): Promise<void> {
   checkSandboxAlone(flags);
-  if (!flags.sandbox) await settingsOf(flags, io);
+  if (!flags.sandbox) await connectionSettings(flags, io);
 }
 
 const SETTINGS = new WeakMap<ConnectionFlags, Promise<ConnectionOptions>>();
@@ -65,7 +65,7 @@ const SETTINGS = new WeakMap<ConnectionFlags, Promise<ConnectionOptions>>();
  * line: each file they name is read once, so one that can be read only once (a pipe, as bash's
  * `--password-file <(pass show lender)` gives) serves both the check and the connection.
  */
-function settingsOf(flags: ConnectionFlags, io: CommandIo): Promise<ConnectionOptions> {
+export function connectionSettings(flags: ConnectionFlags, io: CommandIo): Promise<ConnectionOptions> {
   let settings = SETTINGS.get(flags);
   if (settings === undefined) {
     settings = (async () => {
@@ -85,7 +85,7 @@ function settingsOf(flags: ConnectionFlags, io: CommandIo): Promise<ConnectionOp
 /** connect() as the client commands do it: from the flags, a missing credential a usage error. */
 export async function connectWithFlags(flags: ConnectionFlags, io: CommandIo, clientOptions: ClientOptions = {}): Promise<Connection> {
   checkSandboxAlone(flags);
-  const where = flags.sandbox ? { sandbox: true } : await settingsOf(flags, io);
+  const where = flags.sandbox ? { sandbox: true } : await connectionSettings(flags, io);
   const { connect } = await import('../connect.ts');
   let connection: Connection;
   try {

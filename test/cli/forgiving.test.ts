@@ -133,6 +133,10 @@ describe('exit codes: one rule', () => {
     const none = await lender(['export', 'D07']);
     assert.equal(none.code, 2);
     assert.match(none.stderr, /^lender export: no credentials: .*--sandbox/);
+    // The REPL says the same, and says it before any "logging in".
+    const repl = await lender(['repl']);
+    assert.equal(repl.code, 2, repl.stderr);
+    assert.equal(repl.stderr, none.stderr.replaceAll('lender export', 'lender repl'));
     const file = await lender(['catalog', '--auth-url', 'https://127.0.0.1:9', '--lender', 'demo', '--email', 'a@b.c', '--password-file', join(dir, 'absent')]);
     assert.equal(file.code, 2);
     assert.match(file.stderr, /^lender catalog: Could not read the password file .*absent \(ENOENT\)\.\n$/);

@@ -3,9 +3,8 @@
 // connected behind it, and the lines typed meanwhile wait for it. Keep the imports here light.
 import { integerFlag, parseCommandArgs } from '../args.ts';
 import { EXIT, UsageError, type Command } from '../command.ts';
-import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionOptions } from '../connection-flags.ts';
+import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionSettings } from '../connection-flags.ts';
 import { version } from '../../core/version.ts';
-import { MissingCredentialsError } from '../../core/errors.ts';
 import type { LenderSession, SessionOptions } from '../../session.ts';
 import { DEFAULT_OPTIONS, DEFAULT_SEED, MAX_SCALE, MAX_SEED } from '../../sandbox/options.ts';
 
@@ -66,9 +65,12 @@ const command: Command = {
       options = { sandbox: { ...(seed !== undefined ? { seed } : {}), ...(scale !== undefined ? { scale } : {}) }, env: io.env };
       connectingTo = 'an embedded sandbox';
     } else {
-      // Ctrl-C while logging in stops the command (exit 130).
-      options = { ...(await connectionOptions(values)), env: io.env, signal: io.signal };
-      connectingTo = values['auth-url'] ?? io.env.LENDER_AUTH_URL ?? 'the configured service';
+      // Credentials resolved first, as every client command does: missing ones are a usage error
+      // naming the flags, said before any "logging in". Ctrl-C while logging in stops the
+      // command (exit 130).
+      const settings = await connectionSettings(values, io);
+      options = { ...settings, env: io.env, signal: io.signal };
+      connectingTo = settings.authUrl ?? 'the configured service';
     }
 
     // Against a real service, connect before the prompt so bad credentials end the command with
@@ -79,14 +81,7 @@ const command: Command = {
     session.catch(() => undefined);
     if (!values.sandbox) {
       io.stderr.write(`lender repl: logging in to ${connectingTo}… (Ctrl-C stops)\n`);
-      try {
-        await session;
-      } catch (error) {
-        if (error instanceof MissingCredentialsError) {
-          throw new UsageError(`${error.message.replace(/\.$/, '')}`);
-        }
-        throw error;
-      }
+      await session;
     }
     const { runRepl } = await import('../../../repl/start.ts');
     const stdin = io.stdin as NodeJS.ReadableStream & { isTTY?: boolean };
