@@ -3,7 +3,8 @@
 //
 // The writers, their record schemas (zod) and the file readers load at the first push or flag: a
 // session that only reads, and the REPL's start, never pay for them.
-import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { aboutFile } from '../core/file-errors.ts';
 import type { ServiceApi } from '../core/api.ts';
 import type { AccountWriterOptions } from '../accounts/account-writer.ts';
 import type { RecordWriter, RejectEvent } from '../accounts/writer.ts';
@@ -14,10 +15,20 @@ export type RecordSource = string | Iterable<unknown> | AsyncIterable<unknown>;
 
 async function recordsOf(source: RecordSource): Promise<Iterable<unknown> | AsyncIterable<unknown>> {
   if (typeof source !== 'string') return source;
+  const { readRecords } = await import('../accounts/sources/read-records.ts');
+  // Opened here so that a missing file, or a folder, is a FileError naming it before anything
+  // is sent, not a stream's bare ENOENT.
+  const handle = await aboutFile('read the records file', source, async () => {
+    const opened = await open(source, 'r');
+    if ((await opened.stat()).isDirectory()) {
+      await opened.close();
+      throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read '${source}'`), { code: 'EISDIR' });
+    }
+    return opened;
+  });
   // Streamed, format told from the first bytes: a big file is never loaded whole, and a bad line
   // or element becomes a reject with its position.
-  const { readRecords } = await import('../accounts/sources/read-records.ts');
-  return readRecords(createReadStream(source));
+  return readRecords(handle.createReadStream());
 }
 
 function toReject(event: RejectEvent): Reject {

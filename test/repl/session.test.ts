@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { inspect } from 'node:util';
 import { openSession, type LenderSession } from '../../src/session.ts';
 import { ConfigError } from '../../src/core/errors.ts';
+import { FileError } from '../../src/core/file-errors.ts';
 
 describe('openSession({ sandbox: true })', () => {
   let session: LenderSession;
@@ -87,6 +88,17 @@ describe('openSession({ sandbox: true })', () => {
     assert.equal(d02.length, 1);
     assert.equal(d02[0]!.outstanding_balance, '60');
     assert.equal(d02[0]!.do_not_contact, true);
+  });
+
+  it('push() and flag() of a file that is not there, or of a folder: a FileError naming it, nothing sent', async () => {
+    const before = session.sandbox!.stats().requests;
+    for (const [path, reason] of [[join(dir, 'absent.ndjson'), 'no such file or directory (ENOENT)'], [dir, 'illegal operation on a directory (EISDIR)']] as const) {
+      for (const write of [session.push, session.flag]) {
+        await assert.rejects(write(path), (error: unknown) => error instanceof FileError &&
+          error.message === `cannot read the records file ${path}: ${reason}`, path);
+      }
+    }
+    assert.equal(session.sandbox!.stats().requests, before, 'no request was sent');
   });
 
   it('sync() writes NDJSON and a state file, then loads incrementally', async () => {
