@@ -227,6 +227,10 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
       note(`lender ${spec.name}: warning: ${describeAnomaly(a)}`);
     });
 
+    // Otherwise a terminal shows only a progress line that does not move.
+    if (file === '-' && (io.stdin as { isTTY?: boolean }).isTTY === true) {
+      note(`lender ${spec.name}: reading records from the terminal, one JSON object a line; Ctrl-D ends them, Ctrl-C stops.`);
+    }
     const input = file === '-' ? io.stdin : createReadStream(file);
     // Ctrl-C stops the reading too: stdin may stay open (a terminal, a pipe from a process that
     // is not done), and the writer would otherwise wait for its next record.

@@ -227,6 +227,18 @@ describe('lender push: a run that cannot finish still accounts for every record'
     assert.match(stderr, /lender push: cannot write the rejects file \/dev\/full: no space left on device \(ENOSPC\)\n$/);
   });
 
+  it('stdin a terminal: says it reads records from there, and how to end them', async () => {
+    const terminal = Object.assign(Readable.from([Buffer.from(`${JSON.stringify(record('TTY-1', 'A1'))}\n`)]), { isTTY: true });
+    const typed = await run(['push'], terminal);
+    assert.equal(typed.code, 0, typed.stderr);
+    assert.equal(typed.stderr, 'lender push: reading records from the terminal, one JSON object a line; Ctrl-D ends them, Ctrl-C stops.\n');
+    assert.equal((JSON.parse(typed.stdout) as { accepted: number }).accepted, 1);
+    // Not from a pipe or a file.
+    const piped = await run(['push'], `${JSON.stringify(record('TTY-2', 'A1'))}\n`);
+    assert.equal(piped.code, 0, piped.stderr);
+    assert.equal(piped.stderr, '');
+  });
+
   it('a rejects file that cannot be opened (under a file, a folder): refused before anything is read or sent (exit 1)', async () => {
     const input = [JSON.stringify(record('NOPEN-1', 'A1')), JSON.stringify({ status: 9 })].join('\n');
     const file = join(dir, 'not-a-folder.txt');
