@@ -104,23 +104,30 @@ async function checkReadable(path: string): Promise<void> {
   }
 }
 
-/**
- * The rejects file must not be the input: opening it for writing would empty the input first.
- * `input`: the input file, or stdin's file when stdin is one (`< file`). Then a file (or none
- * yet) is opened, emptied and closed before anything is read: one that cannot be written would
- * otherwise fail the run once records were rejected, with their reasons nowhere. Not a FIFO, a
- * device or a socket: a reader of a FIFO would take that close for the end.
- */
+/** The rejects file must not be the input: opening it for writing would empty the input first.
+ * `input`: the input file, or stdin's file when stdin is one (`< file`). */
 async function checkRejectsFile(rejects: string, input: Stats | undefined): Promise<void> {
-  let target: Stats | undefined;
+  if (input === undefined || !input.isFile()) return;
+  let target: Stats;
   try {
     target = await stat(rejects);
   } catch {
-    // Not there yet, or not reachable: opening it says why.
+    return; // not there yet (or not reachable: opening it will say why)
   }
-  if (target !== undefined && input?.isFile() === true && target.dev === input.dev && target.ino === input.ino) {
+  if (target.dev === input.dev && target.ino === input.ino) {
     throw new UsageError(`--rejects ${rejects} is the input file: writing rejects there would empty it first; choose another file`);
   }
+}
+
+/**
+ * Opens (creating or emptying it, owner-only) and closes the rejects file once logged in, before
+ * any record is read: one that cannot be written would otherwise fail the run once records were
+ * rejected, with their reasons nowhere. After the login, so a run that cannot log in leaves the
+ * last run's rejects as they were. Not a FIFO, a device or a socket: a reader of a FIFO would
+ * take that close for the end.
+ */
+async function openRejectsFile(rejects: string): Promise<void> {
+  const target = await stat(rejects).catch(() => undefined);
   if (target !== undefined && (target.isFIFO() || target.isCharacterDevice() || target.isSocket())) return;
   const stream = privateWriteStream(rejects, 'w');
   await aboutFile('write the rejects file', rejects, async () => {
@@ -181,6 +188,7 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
     return EXIT.interrupted;
   }
   try {
+    if (values.rejects !== undefined) await openRejectsFile(values.rejects);
     const writerOpts: RecordWriterOptions & { strict?: boolean } = { signal: io.signal };
     if (batchSize !== undefined) writerOpts.batchSize = batchSize;
     if (concurrency !== undefined) writerOpts.concurrency = concurrency;

@@ -13,22 +13,28 @@ import { WriteResult, type Reject } from './results.ts';
 /** Records in hand, or the path of an NDJSON file or a JSON array / {"accounts": [...]} file. */
 export type RecordSource = string | Iterable<unknown> | AsyncIterable<unknown>;
 
-async function recordsOf(source: RecordSource): Promise<Iterable<unknown> | AsyncIterable<unknown>> {
-  if (typeof source !== 'string') return source;
+/** The records, and how to let go of their file if they are not read after all. */
+async function recordsOf(source: RecordSource): Promise<{ records: Iterable<unknown> | AsyncIterable<unknown>; discard(): void }> {
+  if (typeof source !== 'string') return { records: source, discard: () => undefined };
   const { readRecords } = await import('../accounts/sources/read-records.ts');
   // Opened here so that a missing file, or a folder, is a FileError naming it before anything
   // is sent, not a stream's bare ENOENT.
   const handle = await aboutFile('read the records file', source, async () => {
     const opened = await open(source, 'r');
-    if ((await opened.stat()).isDirectory()) {
+    try {
+      if ((await opened.stat()).isDirectory()) {
+        throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read '${source}'`), { code: 'EISDIR' });
+      }
+      return opened;
+    } catch (error) {
       await opened.close();
-      throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read '${source}'`), { code: 'EISDIR' });
+      throw error;
     }
-    return opened;
   });
   // Streamed, format told from the first bytes: a big file is never loaded whole, and a bad line
   // or element becomes a reject with its position.
-  return readRecords(handle.createReadStream());
+  const stream = handle.createReadStream();
+  return { records: readRecords(stream), discard: () => stream.destroy() };
 }
 
 function toReject(event: RejectEvent): Reject {
@@ -43,9 +49,19 @@ function toReject(event: RejectEvent): Reject {
   };
 }
 
-async function run<T>(writer: RecordWriter<T>, source: RecordSource): Promise<WriteResult> {
+/** `makeWriter` is called once the records are in hand (a file opened): a file that cannot be
+ * read leaves no writer behind, nor its rejects file opened. */
+async function run<T>(makeWriter: () => RecordWriter<T>, source: RecordSource): Promise<WriteResult> {
   const { writeAll } = await import('../accounts/write-all.ts');
-  const { rejects, rejectedByReason, ...summary } = await writeAll(writer, await recordsOf(source));
+  const { records, discard } = await recordsOf(source);
+  let writer: RecordWriter<T>;
+  try {
+    writer = makeWriter();
+  } catch (error) {
+    discard();
+    throw error;
+  }
+  const { rejects, rejectedByReason, ...summary } = await writeAll(writer, records);
   // The breakdown last: it prints as a nested object.
   return new WriteResult({ ...summary, rejectedByReason }, rejects.map(toReject));
 }
@@ -53,10 +69,10 @@ async function run<T>(writer: RecordWriter<T>, source: RecordSource): Promise<Wr
 export async function pushRecords(api: ServiceApi, source: RecordSource, opts: AccountWriterOptions = {}): Promise<WriteResult> {
   const { createAccountWriter } = await import('../accounts/account-writer.ts');
   // Interactive pushes are small: send at once rather than wait for a quiet second.
-  return run(createAccountWriter(api, { flushInterval: 50, ...opts }), source);
+  return run(() => createAccountWriter(api, { flushInterval: 50, ...opts }), source);
 }
 
 export async function flagRecords(api: ServiceApi, source: RecordSource, opts: { signal?: AbortSignal } = {}): Promise<WriteResult> {
   const { createFlagWriter } = await import('../accounts/flags.ts');
-  return run(createFlagWriter(api, { flushInterval: 50, ...opts }), source);
+  return run(() => createFlagWriter(api, { flushInterval: 50, ...opts }), source);
 }

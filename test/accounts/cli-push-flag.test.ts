@@ -253,6 +253,13 @@ describe('lender push: a run that cannot finish still accounts for every record'
       assert.equal(stderr, `lender push: ${said}\n`);
     }
     assert.deepEqual(await rows('D03', 'NOPEN-1'), [], 'nothing was sent');
+    // Opened once logged in: a run that cannot log in leaves the last run's rejects as they were.
+    const last = join(dir, 'last-rejects.ndjson');
+    await writeFile(last, '{"index":0,"reason":"invalid","errors":["kept"]}\n');
+    const none = await run(['push', '-', '--rejects', last], input, { LENDER_CREDENTIALS_FILE: join(dir, 'no-such-credentials.json') });
+    assert.equal(none.code, 2, none.stderr);
+    assert.match(none.stderr, /^lender push: no credentials: /);
+    assert.equal(await readFile(last, 'utf8'), '{"index":0,"reason":"invalid","errors":["kept"]}\n');
   });
 
   it('Ctrl-C: every record read is accepted or in the rejects file as stopped, and the summary adds up (exit 130)', async () => {

@@ -1,6 +1,6 @@
 // openSession({ sandbox: true }) and its helpers, against the embedded sandbox over HTTPS.
 import { strict as assert } from 'node:assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -99,6 +99,25 @@ describe('openSession({ sandbox: true })', () => {
       }
     }
     assert.equal(session.sandbox!.stats().requests, before, 'no request was sent');
+    // Nothing left open, nothing emptied: the rejects file of a push whose records cannot be
+    // read, and the records file of a push whose options are wrong.
+    const rejects = join(dir, 'last-rejects.ndjson');
+    writeFileSync(rejects, 'kept\n');
+    await assert.rejects(session.push(join(dir, 'absent.ndjson'), { rejects }), FileError);
+    assert.equal(readFileSync(rejects, 'utf8'), 'kept\n');
+    const records = join(dir, 'one.ndjson');
+    writeFileSync(records, '{}\n');
+    await assert.rejects(session.push(records, { batchSize: -1 }), ConfigError);
+    const held = () => readdirSync('/proc/self/fd').map((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`);
+      } catch {
+        return ''; // closed meanwhile
+      }
+    }).filter((target) => target === rejects || target === records);
+    // A stream's file is closed on the thread pool, a moment after it is destroyed.
+    for (const until = Date.now() + 10_000; held().length > 0 && Date.now() < until;) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.deepEqual(held(), []);
   });
 
   it('sync() writes NDJSON and a state file, then loads incrementally', async () => {
