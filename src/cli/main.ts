@@ -67,11 +67,12 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
   if (entry === undefined) {
     // Loaded on this path only: every start pays for what main.ts imports.
     const { closestName } = await import('./closest-name.ts');
-    // Before a command, the only options are --help and --version.
+    // Before a command, the only options are --help and --version; a command's own come after
+    // its name (`lender --sandbox push` meant `lender push --sandbox`).
     const option = name.startsWith('-');
     const guess = closestName(name, option ? ['--help', '--version'] : Object.keys(COMMANDS));
-    io.stderr.write(`lender: unknown ${option ? 'option' : 'command'} '${name}'${guess === undefined ? '.' : `; did you mean ${guess}?`} ` +
-      "Run 'lender --help' for the list.\n");
+    const hint = guess !== undefined ? `; did you mean ${guess}?` : option ? ` before a command; its options go after its name: lender <command> ${name}.` : '.';
+    io.stderr.write(`lender: unknown ${option ? 'option' : 'command'} '${name}'${hint} Run 'lender --help' for the list.\n`);
     return EXIT.usage;
   }
   const command = (await entry.load()).default;

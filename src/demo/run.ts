@@ -109,9 +109,11 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     if (!(error instanceof DuckDbLockedError) || error.holder.thisProcess) throw error;
     const pid = error.holder.pid === undefined ? '' : ` (pid ${error.holder.pid})`;
     throw new DuckDbLockedError(database, error.holder, {
-      cause: error, message: `${database} is open in another process${pid}: one demo at a time per folder; wait for that run to end, or give another --out.`,
+      cause: error, message: `${database} is open in another process${pid}, another demo or a DuckDB session on that file: ` +
+        'wait for it to end or close it, or give another --out.',
     });
   });
+  lap(); // the database's opening is not the sandbox's start
   let connection: Awaited<ReturnType<typeof connect>> | undefined;
   try {
     connection = await connect({ sandbox: { seed: opts.seed }, ...(opts.signal && { signal: opts.signal }) });
@@ -176,9 +178,12 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       timings: { sandbox: sandboxMs, push: pushMs, flags: flagsMs, drain: drainMs, sync: syncMs, total: Math.round(performance.now() - t0) },
     };
   } finally {
-    await connection?.close();
-    await hold.release();
-    await sink.close();
+    try {
+      await connection?.close();
+    } finally {
+      await hold.release();
+      await sink.close();
+    }
   }
 }
 

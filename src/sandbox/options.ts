@@ -41,22 +41,22 @@ export class SandboxOptionsError extends Error {
   /** The option the sentence starts with, when it is about one value (`port`, `latencyMs`): the
    * CLI names its flag there instead. */
   readonly option: string | undefined;
-  constructor(message: string, option?: string) {
-    super(message);
-    this.option = option;
+  constructor(message: string, options: ErrorOptions & { option?: string } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.option = options.option;
   }
 }
 
 function integer(name: string, value: unknown, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new SandboxOptionsError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`, name);
+    throw new SandboxOptionsError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`, { option: name });
   }
   return value;
 }
 
 function nonNegative(name: string, value: unknown, max: number): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > max) {
-    throw new SandboxOptionsError(`${name} must be a number from 0 to ${max}, got ${JSON.stringify(value)}`, name);
+    throw new SandboxOptionsError(`${name} must be a number from 0 to ${max}, got ${JSON.stringify(value)}`, { option: name });
   }
   return value;
 }
@@ -78,7 +78,7 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedSandboxOpt
   const o = { ...DEFAULT_OPTIONS, ...stripUndefined(options) };
   const host = o.host;
   if (typeof host !== 'string' || host.trim() === '') {
-    throw new SandboxOptionsError(`host must be a non-empty address such as 127.0.0.1, got ${JSON.stringify(host)}`, 'host');
+    throw new SandboxOptionsError(`host must be a non-empty address such as 127.0.0.1, got ${JSON.stringify(host)}`, { option: 'host' });
   }
   let faults;
   try {
@@ -131,7 +131,8 @@ function bufferedLimit(value: number | undefined, maxBodyBytes: number): number 
   const max = 16 * 1024 * 1024 * 1024;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < maxBodyBytes || value > max) {
     throw new SandboxOptionsError(
-      `maxBufferedBytes must be an integer from maxBodyBytes (${maxBodyBytes}) to ${max}, got ${JSON.stringify(value)}`, 'maxBufferedBytes',
+      `maxBufferedBytes must be an integer from ${maxBodyBytes} (the largest request body) to ${max}, got ${JSON.stringify(value)}`,
+      { option: 'maxBufferedBytes' },
     );
   }
   return value;

@@ -147,9 +147,10 @@ describe('lender --help and --version', () => {
       assert.equal(typo.stdout, '');
       assert.equal(typo.stderr, `lender: unknown option '${typed}'; did you mean ${meant}? Run 'lender --help' for the list.\n`);
     }
-    const option = await run(['--datasets', 'D07']);
+    const option = await run(['--sandbox', 'push']);
     assert.equal(option.code, 2);
-    assert.equal(option.stderr, "lender: unknown option '--datasets'. Run 'lender --help' for the list.\n");
+    assert.equal(option.stderr,
+      "lender: unknown option '--sandbox' before a command; its options go after its name: lender <command> --sandbox. Run 'lender --help' for the list.\n");
   });
 
   for (const [name, expected] of Object.entries(EXPECTED)) {

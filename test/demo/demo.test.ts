@@ -220,8 +220,8 @@ describe('lender demo on a folder another run holds', { timeout: 120_000 }, () =
     try {
       const refused = await runDemo(out);
       assert.equal(refused.code, 1, refused.stderr);
-      assert.match(refused.stderr, new RegExp(`^lender demo: .*lender\\.duckdb is open in another process \\(pid ${process.pid}\\): ` +
-        'one demo at a time per folder; wait for that run to end, or give another --out\\.\\n$'));
+      assert.match(refused.stderr, new RegExp(`^lender demo: .*lender\\.duckdb is open in another process \\(pid ${process.pid}\\), ` +
+        'another demo or a DuckDB session on that file: wait for it to end or close it, or give another --out\\.\\n$'));
       assert.equal(refused.stdout, '');
       assert.equal(await readFile(rejects, 'utf8'), theirs);
     } finally {

@@ -161,7 +161,7 @@ describe('options', () => {
     assert.deepEqual([o.maxConnections, o.maxBufferedBytes], [256, 40 * 1024 * 1024]);
     assert.equal(resolveOptions({ maxBodyBytes: 64 * 1024 * 1024 }).maxBufferedBytes, 64 * 1024 * 1024);
     assert.throws(() => resolveOptions({ maxConnections: 0 }), /maxConnections must be an integer from 1/);
-    assert.throws(() => resolveOptions({ maxBufferedBytes: 1000 }), /maxBufferedBytes must be an integer from maxBodyBytes \(10485760\)/);
+    assert.throws(() => resolveOptions({ maxBufferedBytes: 1000 }), /maxBufferedBytes must be an integer from 10485760 \(the largest request body\)/);
     assert.throws(() => resolveOptions({ maxBodyBytes: 2048, maxBufferedBytes: 2047 }), /maxBufferedBytes/);
   });
 

@@ -107,6 +107,7 @@ describe('lender sandbox', () => {
       [['--churn', '2000000'], '--churn must be a number from 0 to 1000000, got 2000000'],
       [['--replica-lag', '700000'], '--replica-lag must be an integer from 0 to 600000, got 700000'],
       [['--host', ' '], '--host must be a non-empty address such as 127.0.0.1, got " "'],
+      [['--max-buffered-bytes', '1000'], '--max-buffered-bytes must be an integer from 10485760 (the largest request body) to 17179869184, got 1000'],
     ] as const) {
       const io = memoryIo();
       assert.equal(await main(['sandbox', ...args], io), 2, args.join(' '));

@@ -27,8 +27,8 @@ credentials needed:
 Running it again with the same DIR is an incremental sync (the state is in the database, in its
 _lender_state table): the sandbox starts with the same seed, the portfolio is pushed again with
 fresh timestamps, and only the changed rows are fetched; each row stays in its table once, in its
-latest version. One demo at a time per DIR: another one still running there is refused before
-anything in DIR is written.
+latest version. The database is held from the start: while another process has it open (another
+demo, a DuckDB session on it), the demo is refused before anything in DIR is written.
 
 Options:
   --out DIR      folder of the database and the rejects (default ./out)

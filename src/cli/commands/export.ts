@@ -7,6 +7,7 @@ import { datasetCodes, instantFlag, MIN_SPLIT_HELP, READING_OPTIONS, readingFlag
 import { EXIT, UsageError, type Command } from '../command.ts';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectWithFlags } from '../connection-flags.ts';
 import { exportPages, type ExportOptions, type ExportPage } from '../../exports/export-stream.ts';
+import { AbortError } from '../../core/errors.ts';
 import { toMillis } from '../../exports/windows.ts';
 import { ndjsonBytes } from '../../exports/ndjson.ts';
 import { ProgressLine } from '../../progress.ts';
@@ -119,8 +120,9 @@ const command: Command = {
           if (stop.signal.aborted) break;
         }
       } catch (error) {
-        // A closed pipe and a stop (Ctrl-C) are said below; what the stop interrupted failed for it.
-        if (!pipeClosed && !io.signal.aborted) throw error;
+        // A closed pipe and a stop (Ctrl-C) are said below. Only the stop's own error is the
+        // stop: another failure meanwhile (a state that could not be saved) is a failure.
+        if (!pipeClosed && !(io.signal.aborted && error instanceof AbortError)) throw error;
       } finally {
         io.signal.removeEventListener('abort', onAbort);
         io.stdout.off('error', onStdoutError);
