@@ -53,8 +53,8 @@ Output:
                         200 characters, instead of "record". Without it, the first
                         ${SHOWN_REJECTS} rejects are named on stderr (position, reason, errors).
                         Not the input file: it would be emptied before it is read. Created
-                        (mode 600) or emptied before any record is read, so a path that cannot
-                        be written stops the run before anything is sent
+                        (mode 600) or emptied once logged in, before any record is read, so a
+                        path that cannot be written stops the run before anything is sent
   --progress            progress on stderr even when it is not a terminal
   -h, --help            this text
 

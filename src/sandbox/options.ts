@@ -84,7 +84,7 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedSandboxOpt
   try {
     faults = validateFaultRates(options.faults ?? {});
   } catch (error) {
-    if (error instanceof FaultSpecError) throw new SandboxOptionsError(error.message);
+    if (error instanceof FaultSpecError) throw new SandboxOptionsError(error.message, { cause: error });
     throw error;
   }
   const available = validateAvailability(options.available ?? {});

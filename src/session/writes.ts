@@ -61,7 +61,10 @@ async function run<T>(makeWriter: () => RecordWriter<T>, source: RecordSource): 
     discard();
     throw error;
   }
-  const { rejects, rejectedByReason, ...summary } = await writeAll(writer, records);
+  const { rejects, rejectedByReason, ...summary } = await writeAll(writer, records).catch((error: unknown) => {
+    discard(); // a writer that failed before it read anything leaves the file open otherwise
+    throw error;
+  });
   // The breakdown last: it prints as a nested object.
   return new WriteResult({ ...summary, rejectedByReason }, rejects.map(toReject));
 }

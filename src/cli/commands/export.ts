@@ -154,7 +154,8 @@ export default command;
  * Writes the rows of every page of `pages` to `out` as NDJSON, waiting for `out` to drain when it
  * asks to, until the pages end (or fail: rejects with their error, as `for await` would throw
  * it), or `stop` is found aborted after a page or a drain wait: then the pages are destroyed and
- * the write ends quietly, as a `break` would.
+ * the write ends quietly, as a `break` would (unless the pages failed of something other than
+ * the stop during that wait).
  *
  * This is a `for await` over `pages` driven by their 'readable' events instead. On Node 20 a
  * function suspended in a `for await` keeps the page it handled last reachable while the next
@@ -187,7 +188,8 @@ function writePages(pages: Readable, out: NodeJS.WritableStream, stop: AbortSign
           drained(out, stop).then(
             () => {
               waiting = false;
-              if (stop.aborted) settle();
+              // A stop ends the write quietly, unless the pages failed of something else meanwhile.
+              if (stop.aborted && (failure === undefined || failure.error instanceof AbortError)) settle();
               else if (failure !== undefined) settle(failure);
               else pump();
             },
