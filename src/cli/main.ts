@@ -71,7 +71,8 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     // its name (`lender --sandbox push` meant `lender push --sandbox`).
     const option = name.startsWith('-');
     const guess = closestName(name, option ? ['--help', '--version'] : Object.keys(COMMANDS));
-    const hint = guess !== undefined ? `; did you mean ${guess}?` : option ? ` before a command; its options go after its name: lender <command> ${name}.` : '.';
+    const hint = guess !== undefined ? `; did you mean ${guess}?`
+      : option ? ` before a command; its options go after its name: lender <command> ${name}.` : '.';
     io.stderr.write(`lender: unknown ${option ? 'option' : 'command'} '${name}'${hint} Run 'lender --help' for the list.\n`);
     return EXIT.usage;
   }

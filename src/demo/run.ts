@@ -100,8 +100,9 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   const database = join(out, DEMO_DATABASE);
   const portfolio = samplePortfolio(opts.records ?? DEFAULT_PORTFOLIO_SIZE);
 
-  // The database is held from the start: a second demo on the same folder is refused before it
-  // writes anything there (its rejects file would otherwise replace this run's).
+  // The database is held from the start: while another process has it (a second demo on the same
+  // folder, say), this run is refused before it writes anything there (its rejects file would
+  // otherwise replace that run's).
   const notices: SinkNotice[] = [];
   const sink = duckdbSink({ path: database, onNotice: (notice) => notices.push(notice) });
   const hold = await sink.lock().catch(async (error: unknown) => {
