@@ -5,6 +5,8 @@
 // JSON.stringify's recursion, a cycle, a BigInt. Its line must still be written (the rejects file
 // accounts for every reject), so such a record is replaced by `recordPreview`, a short JSON-like
 // text of its start, and the line says so by having no `record` field.
+import { once } from 'node:events';
+import type { WriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import { ConfigError } from '../core/errors.ts';
@@ -34,6 +36,7 @@ export class RejectsSink {
   /** The file this sink opened. */
   readonly #path: string | undefined;
   #closing: Promise<void> | undefined;
+  readonly #namedErrors = new WeakMap<Error, FileError>();
 
   constructor(target: Writable | NodeJS.WritableStream | string) {
     // From JavaScript anything may come: refused here, as a ConfigError, rather than failing later.
@@ -48,6 +51,16 @@ export class RejectsSink {
     this.#stream = typeof target === 'string' ? privateWriteStream(target, 'w') : target;
   }
 
+  /** Resolves once a file this sink opened is open (at once for a caller's stream); rejects with
+   * the FileError of one that cannot be (a folder, a place the user may not write). */
+  opened(): Promise<void> {
+    const stream = this.#stream as Partial<WriteStream>;
+    if (!this.#owned || stream.pending === false) return Promise.resolve();
+    return once(stream as WriteStream, 'open').then(() => undefined, (error: Error) => {
+      throw this.#named(error);
+    });
+  }
+
   /** false when the stream wants the writer to wait for 'drain'. */
   write(entry: object): boolean {
     return this.#stream.write(`${rejectLine(entry)}\n`);
@@ -59,9 +72,19 @@ export class RejectsSink {
 
   /** A file's failure names it (a full disk, a folder that is not there). */
   onError(listener: (error: Error) => void): void {
-    const path = this.#path;
-    this.#stream.on('error', (error: Error) =>
-      listener(path === undefined || error instanceof FileError ? error : new FileError('write the rejects file', path, error)));
+    this.#stream.on('error', (error: Error) => listener(this.#named(error)));
+  }
+
+  /** A file's error as a FileError naming it: the same object each time it is asked for, so the
+   * writer, told of it twice (opening, and the stream's 'error'), fails with one error. */
+  #named(error: Error): Error {
+    if (this.#path === undefined || error instanceof FileError) return error;
+    let named = this.#namedErrors.get(error);
+    if (named === undefined) {
+      named = new FileError('write the rejects file', this.#path, error);
+      this.#namedErrors.set(error, named);
+    }
+    return named;
   }
 
   /** Ends a file this sink opened (and waits until it is on disk); a caller's stream stays open.

@@ -245,7 +245,9 @@ export class RecordWriter<T> extends Writable {
   }
 
   override _construct(callback: (error?: Error | null) => void): void {
-    this.#kind.validator().then((validate) => {
+    // The rejects file is open before the first record is taken: one that cannot be opened fails
+    // the writer at once, rather than once records were rejected with their reasons nowhere.
+    Promise.all([this.#kind.validator(), this.#rejects?.opened()]).then(([validate]) => {
       this.#validate = validate;
       callback();
     }, callback);

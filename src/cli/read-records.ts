@@ -3,12 +3,9 @@
 import { durationFlag, integerFlag, parseCommandArgs, progressFlag } from './args.ts';
 import { constants, createReadStream, fstatSync, type Stats } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
-import { once } from 'node:events';
 import { Readable, addAbortSignal } from 'node:stream';
-import { finished } from 'node:stream/promises';
 import type { ServiceApi } from '../core/api.ts';
-import { aboutFile } from '../core/file-errors.ts';
-import { privateWriteStream } from '../core/private-files.ts';
+import { FileError } from '../core/file-errors.ts';
 import { JsonSourceError } from '../accounts/sources/json.ts';
 import { readRecords, type ReadRecordsOptions } from '../accounts/sources/read-records.ts';
 import type { MalformedRecord, SourceRecord } from '../accounts/source-record.ts';
@@ -53,15 +50,15 @@ Output:
                         200 characters, instead of "record". Without it, the first
                         ${SHOWN_REJECTS} rejects are named on stderr (position, reason, errors).
                         Not the input file: it would be emptied before it is read. Created
-                        (mode 600) or emptied once logged in, before any record is read, so a
+                        (mode 600) or emptied once logged in, before any record is taken, so a
                         path that cannot be written stops the run before anything is sent
   --progress            progress on stderr even when it is not a terminal
   -h, --help            this text
 
 A summary JSON line goes to stdout: {"received","accepted","rejected","rejectedByReason",
-"batches","requests","retries","bytes"}, plus "rejectsFile" with --rejects, and "sourceError"
-when the input could not be read to the end; it comes also when the run fails or is stopped
-part way. Reasons: invalid (refused by
+"batches","requests","retries","bytes"}, plus "rejectsFile" with --rejects (unless writing it
+failed: the error names it), and "sourceError" when the input could not be read to the end; it
+comes also when the run fails or is stopped part way. Reasons: invalid (refused by
 validation, never sent), malformed (not a record: a line that is not JSON or not UTF-8, a value
 that is not an object), server (named in the service's 400), failed (its batch still failed at
 --delivery-timeout or --max-attempts), stopped (held when the run stopped, by Ctrl-C or a
@@ -119,24 +116,6 @@ async function checkRejectsFile(rejects: string, input: Stats | undefined): Prom
   }
 }
 
-/**
- * Opens (creating or emptying it, owner-only) and closes the rejects file once logged in, before
- * any record is read: one that cannot be written would otherwise fail the run once records were
- * rejected, with their reasons nowhere. After the login, so a run that cannot log in leaves the
- * last run's rejects as they were. Not a FIFO, a device or a socket: a reader of a FIFO would
- * take that close for the end.
- */
-async function openRejectsFile(rejects: string): Promise<void> {
-  const target = await stat(rejects).catch(() => undefined);
-  if (target !== undefined && (target.isFIFO() || target.isCharacterDevice() || target.isSocket())) return;
-  const stream = privateWriteStream(rejects, 'w');
-  await aboutFile('write the rejects file', rejects, async () => {
-    await once(stream, 'open');
-    stream.end();
-    await finished(stream);
-  });
-}
-
 /** What stdin is, when it is this process's own (a file redirected with `<`, a pipe, a terminal). */
 function stdinStats(io: CommandIo): Stats | undefined {
   if (io.stdin !== process.stdin) return undefined;
@@ -188,7 +167,6 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
     return EXIT.interrupted;
   }
   try {
-    if (values.rejects !== undefined) await openRejectsFile(values.rejects);
     const writerOpts: RecordWriterOptions & { strict?: boolean } = { signal: io.signal };
     if (batchSize !== undefined) writerOpts.batchSize = batchSize;
     if (concurrency !== undefined) writerOpts.concurrency = concurrency;
@@ -282,7 +260,8 @@ export async function runRecordCommand(spec: RecordCommandSpec, argv: string[], 
     const summary = writer.summary;
     progress?.done(figures(summary));
     const out: Record<string, unknown> = { ...summary };
-    if (values.rejects !== undefined) out.rejectsFile = values.rejects;
+    // A FileError of the writer is its rejects file's (opening or writing it): the error names it.
+    if (values.rejects !== undefined && !(failure instanceof FileError)) out.rejectsFile = values.rejects;
     if (sourceError !== undefined) out.sourceError = sourceError;
     if (stopped) out.stopped = true;
     io.stdout.write(`${JSON.stringify(out)}\n`);

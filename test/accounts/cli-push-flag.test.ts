@@ -239,7 +239,7 @@ describe('lender push: a run that cannot finish still accounts for every record'
     assert.equal(piped.stderr, '');
   });
 
-  it('a rejects file that cannot be opened (under a file, a folder): refused before anything is read or sent (exit 1)', async () => {
+  it('a rejects file that cannot be opened (under a file, a folder): the writer fails before it takes a record, nothing sent (exit 1)', async () => {
     const input = [JSON.stringify(record('NOPEN-1', 'A1')), JSON.stringify({ status: 9 })].join('\n');
     const file = join(dir, 'not-a-folder.txt');
     await writeFile(file, 'x');
@@ -249,7 +249,10 @@ describe('lender push: a run that cannot finish still accounts for every record'
     ]) {
       const { code, stdout, stderr } = await run(['push', '-', '--rejects', target!], input);
       assert.equal(code, 1, stderr);
-      assert.equal(stdout, '');
+      // The summary still comes: nothing taken, and no "rejectsFile", which the error names.
+      const summary = JSON.parse(stdout) as Record<string, unknown>;
+      assert.deepEqual([summary.received, summary.accepted, summary.rejected, summary.batches], [0, 0, 0, 0]);
+      assert.equal(summary.rejectsFile, undefined);
       assert.equal(stderr, `lender push: ${said}\n`);
     }
     assert.deepEqual(await rows('D03', 'NOPEN-1'), [], 'nothing was sent');

@@ -4,7 +4,7 @@
 // writer-sandbox.test.ts and unknown-account-https.test.ts repeat what matters over HTTPS.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -16,6 +16,7 @@ import { MalformedRecord, SourceRecord } from '../../src/accounts/source-record.
 import type { AnomalyEvent } from '../../src/accounts/anomaly.ts';
 import type { RejectEvent } from '../../src/accounts/writer.ts';
 import { AuthenticationError, ConfigError, ServerError, ValidationError } from '../../src/core/errors.ts';
+import { FileError } from '../../src/core/file-errors.ts';
 import { account, FakeService, gate, rejectWhere } from './fake-service.ts';
 
 async function finish(writer: AccountWriter, records: unknown[]): Promise<RejectEvent[]> {
@@ -245,6 +246,19 @@ describe('rejects', () => {
     assert.deepEqual(writer.summary, { ...writer.summary, received: 3, accepted: 0, rejected: 3 });
   });
 
+  it('a rejects file that cannot be opened fails the writer before it takes a record: one FileError, nothing sent', async () => {
+    const plain = join(dir, 'plain.txt');
+    await writeFile(plain, 'x');
+    // A folder; a path under a file (the folder cannot be made: a FileError naming the folder).
+    for (const [path, reason] of [[dir, 'illegal operation on a directory (EISDIR)'], [join(plain, 'r.ndjson'), undefined]] as const) {
+      const api = new FakeService();
+      const writer = createAccountWriter(api, { rejects: path });
+      await assert.rejects(finish(writer, [account(), account({ language: 'fr' })]), (error: unknown) =>
+        error instanceof FileError && (reason === undefined || error.message === `cannot write the rejects file ${path}: ${reason}`), path);
+      assert.deepEqual([writer.summary.received, writer.summary.rejected, api.calls.length], [0, 0, 0]);
+    }
+  });
+
   it('writes rejects as NDJSON lines to a file, with the source position', async () => {
     const api = new FakeService();
     const path = join(dir, 'rejects.ndjson');
@@ -411,6 +425,8 @@ describe('retries, abort and flags', () => {
     const same = { debtorCompanyId: 'C-same', accountId: 'A-same', subAccountId: 'S-1' };
     // 0,1: in flight; 2,3: sealed behind them; 4: same key as 0, parked; 5: open; 6: invalid.
     for (const record of [account(same), account(), account(), account(), account(same), account(), account({ language: 'fr' })]) writer.write(record);
+    // The writer takes records once its rejects file is open (a turn of the thread pool).
+    for (const until = Date.now() + 10_000; requests === 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 1));
     await new Promise((r) => setImmediate(r));
     assert.equal(requests, 1);
     controller.abort(new Error('stopped by the user'));
