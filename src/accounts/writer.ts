@@ -250,7 +250,10 @@ export class RecordWriter<T> extends Writable {
     Promise.all([this.#kind.validator(), this.#rejects?.opened()]).then(([validate]) => {
       this.#validate = validate;
       callback();
-    }, callback);
+    }, (error: Error) => {
+      // Stopped meanwhile (its signal, destroy()): that error stands alone, not merged with this.
+      callback(this.destroyed ? null : error);
+    });
   }
 
   override _write(chunk: unknown, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {

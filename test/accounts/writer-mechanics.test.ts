@@ -257,6 +257,11 @@ describe('rejects', () => {
         error instanceof FileError && (reason === undefined || error.message === `cannot write the rejects file ${path}: ${reason}`), path);
       assert.deepEqual([writer.summary.received, writer.summary.rejected, api.calls.length], [0, 0, 0]);
     }
+    // Stopped while the file opens: the stop's own error, not one merged with the file's.
+    const stopped = createAccountWriter(new FakeService(), { rejects: dir, signal: AbortSignal.abort(new Error('stopped by the user')) });
+    const [error] = await once(stopped, 'error');
+    assert.equal(error.constructor, Error);
+    assert.equal(error.message, 'stopped by the user');
   });
 
   it('writes rejects as NDJSON lines to a file, with the source position', async () => {
