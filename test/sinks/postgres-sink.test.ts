@@ -857,6 +857,7 @@ describe('PostgreSQL sink on a real cluster', () => {
       assert.ok(!(fromDatabaseUrl as Error).message.includes(`${pg.password}-url`));
       // None at all (HOME without a .pgpass): an error saying where to put it.
       const none = await tryOpen(postgresSink({ connectionString: db.url, env: { ...withoutPassword, HOME: home }, onNotice }));
+      assert.ok(none instanceof ConfigError, `a credential not given is the user's to fix: ${String(none)}`);
       assert.match((none as Error).message, /asks for a password and none was found: set PGPASSWORD or add a line to ~\/\.pgpass/);
       // ~/.pgpass readable by others: ignored, and said so.
       const pgpass = join(home, '.pgpass');
@@ -1021,6 +1022,12 @@ describe('PostgreSQL sink on a real cluster', () => {
         assert.equal(await count(pg, db, `SELECT count(*) AS n FROM lender.${table}`), out.datasets[dataset]!.rows);
       }
       assert.ok(!io.out().includes(pg.password) && !io.err().includes(pg.password));
+
+      // No password anywhere: a configuration mistake, exit 2, as missing lender credentials are.
+      const { PGPASSWORD: _, ...withoutPassword } = env;
+      const unset = memoryIo(withoutPassword);
+      assert.equal(await main(['sync', '--sandbox', '--to', db.url, '--datasets', 'D07'], unset), 2, unset.err());
+      assert.match(unset.err(), /^lender sync: PostgreSQL at postgres:\/\/\S+ asks for a password and none was found: set PGPASSWORD or add a line to ~\/\.pgpass$/m);
 
       const secret = 'cli-secret-pw-123';
       const refused = memoryIo(env);

@@ -157,7 +157,8 @@ export async function findPassword(s: PgSettings): Promise<{ password: string; f
   const file = await readPgpass(s.env, s);
   if (file.password !== undefined) return { password: file.password, from: pgpassPath(s.env) };
   const ignored = 'ignored' in file && file.ignored !== undefined ? ` (${file.ignored})` : '';
-  throw new SinkError(`PostgreSQL at ${describeConnection(s)} asks for a password and none was found: set PGPASSWORD or add a line to ~/.pgpass${ignored}`);
+  // A credential the user has not given, as a missing lender password is: a ConfigError (exit 2).
+  throw new ConfigError(`PostgreSQL at ${describeConnection(s)} asks for a password and none was found: set PGPASSWORD or add a line to ~/.pgpass${ignored}`);
 }
 
 /** Known secrets to cut out of any text: the password, once it is known. */
@@ -202,8 +203,9 @@ function withoutValues(message: string, code: string | undefined, where: unknown
  * password sent came from (findPassword), named when the server refuses it.
  */
 export function sinkErrorOf(error: unknown, target: string, secrets: readonly (string | undefined)[], doing: string,
-  connected = doing !== 'connecting', passwordFrom?: string): SinkError {
-  if (error instanceof SinkError) return error;
+  connected = doing !== 'connecting', passwordFrom?: string): SinkError | ConfigError {
+  // Ours already (findPassword's ConfigError comes back through node-postgres): as it is.
+  if (error instanceof SinkError || error instanceof ConfigError) return error;
   const e = error as { message?: unknown; code?: unknown; detail?: unknown; hint?: unknown; where?: unknown };
   const code = typeof e.code === 'string' ? e.code : undefined;
   let what = withoutValues(scrub(typeof e.message === 'string' ? e.message : String(error), secrets), code, e.where);

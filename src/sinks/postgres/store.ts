@@ -218,7 +218,7 @@ export class PgStore {
     await this.#pool.end();
   }
 
-  #error(error: unknown, doing: string): SinkError {
+  #error(error: unknown, doing: string): SinkError | ConfigError {
     const secrets = [this.#password, this.#settings.urlPassword, this.#settings.env.PGPASSWORD];
     return sinkErrorOf(error, this.target, secrets, doing, doing !== 'connecting', this.#passwordFrom);
   }

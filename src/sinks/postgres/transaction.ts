@@ -16,6 +16,7 @@
 // once, for longer after each miss.
 import { createHash } from 'node:crypto';
 import type { PoolClient, QueryResult, QueryResultRow } from 'pg';
+import type { ConfigError } from '../../core/errors.ts';
 import type { ExportRow } from '../../core/types.ts';
 import type { DatasetState } from '../../exports/state.ts';
 import {
@@ -76,7 +77,7 @@ export interface StoreContext {
   /** Tables this store created (committed): their columns stay no news for the store's life. */
   readonly created: Set<string>;
   /** The error as a SinkError naming the store, with the password cut out. */
-  error(error: unknown, doing: string): SinkError;
+  error(error: unknown, doing: string): SinkError | ConfigError;
   /** The staging tables a connection has, by name, with the columns they were made with. */
   stagesOf(client: PoolClient): Map<string, string>;
 }
