@@ -282,7 +282,7 @@ describe('an extra CA is trusted besides the defaults, not instead of them', () 
         // A connection with Node's defaults, made after the client's: still refused.
         const { hostname, port } = new URL(a.credentials('demo').authUrl);
         const refused = await new Promise<Error | undefined>((resolve) => {
-          const socket = connect({ host: hostname, port: Number(port), servername: hostname }, () => {
+          const socket = connect({ host: hostname, port: Number(port) }, () => {
             socket.end();
             resolve(undefined);
           });
