@@ -12,7 +12,7 @@
 // process stops the server and removes its folder once the test process is gone, however it ended.
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { chown, mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -255,3 +255,33 @@ export async function createDatabase(cluster: PgCluster, name = `t_${randomBytes
     env: { ...cluster.env, PGDATABASE: name },
   };
 }
+
+/**
+ * How many TCP connections this process holds open to `port` on this machine: its socket
+ * descriptors (/proc/self/fd) matched with the kernel's table of connections (/proc/net/tcp, tcp6).
+ */
+export function connectionsTo(port: number): number {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+      if (inode !== undefined) inodes.add(inode);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  let count = 0;
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    if (!existsSync(table)) continue;
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+      const fields = line.trim().split(/\s+/);
+      if (fields.length < 10) continue;
+      const remotePort = Number.parseInt(fields[2]!.split(':')[1]!, 16);
+      if (remotePort === port && inodes.has(fields[9]!)) count += 1;
+    }
+  }
+  return count;
+}
+

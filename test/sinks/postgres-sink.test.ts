@@ -37,7 +37,7 @@ import { main } from '../../src/cli/main.ts';
 import { fixture, type Fixture } from '../exports/helpers.ts';
 import { memoryIo } from '../helpers/memory-io.ts';
 import { EVERYTHING, plainWalk } from '../helpers/plain-walk.ts';
-import { adminQuery, createDatabase, startPostgres, type PgCluster, type PgDatabase } from '../helpers/postgres.ts';
+import { adminQuery, connectionsTo, createDatabase, startPostgres, type PgCluster, type PgDatabase } from '../helpers/postgres.ts';
 import { runSeed } from '../helpers/resilience.ts';
 
 // ---------------------------------------------------------------- pure parts
@@ -858,6 +858,10 @@ describe('PostgreSQL sink on a real cluster', () => {
       // None at all (HOME without a .pgpass): an error saying where to put it.
       const none = await tryOpen(postgresSink({ connectionString: db.url, env: { ...withoutPassword, HOME: home }, onNotice }));
       assert.ok(none instanceof ConfigError, `a credential not given is the user's to fix: ${String(none)}`);
+      // Nor is the connection left open, the server waiting for a password (a minute, by default,
+      // with the process held open). Closed a moment after its failure: wait for that, within reason.
+      for (const until = Date.now() + 10_000; connectionsTo(pg.port) > 0 && Date.now() < until;) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.equal(connectionsTo(pg.port), 0, 'no connection to the server is left open');
       assert.match((none as Error).message, /asks for a password and none was found: set PGPASSWORD or add a line to ~\/\.pgpass/);
       // ~/.pgpass readable by others: ignored, and said so.
       const pgpass = join(home, '.pgpass');

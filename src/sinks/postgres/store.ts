@@ -106,6 +106,7 @@ export class PgStore {
     const { default: pg } = await import('pg');
     let store: PgStore | undefined;
     const pool: Pool = new pg.Pool({
+      Client: closingOnFailedConnect(pg.Client),
       host: settings.host,
       port: settings.port,
       user: settings.user,
@@ -233,3 +234,33 @@ export class PgStore {
     }
   }
 }
+
+/**
+ * node-postgres's client whose connect, failing, closes its socket. pg-pool drops a client that
+ * failed to connect without ending it, and a failure of the client's own before the server is done
+ * with it (the password function finding none) leaves the server waiting for the password until
+ * its authentication_timeout (a minute by default), holding the process open that long.
+ */
+function closingOnFailedConnect(Client: typeof import('pg').Client): typeof import('pg').Client {
+  return class extends Client {
+    override connect(): Promise<InstanceType<typeof Client>>;
+    override connect(callback: (error: Error | null, client?: InstanceType<typeof Client>) => void): void;
+    override connect(callback?: (error: Error | null, client?: InstanceType<typeof Client>) => void): Promise<InstanceType<typeof Client>> | void {
+      const closing = (error: Error | null): void => {
+        if (error) this.connection.stream.destroy();
+      };
+      if (callback === undefined) {
+        return super.connect().catch((error: Error) => {
+          closing(error);
+          throw error;
+        });
+      }
+      super.connect((error: Error | null) => {
+        closing(error);
+        if (error) callback(error);
+        else callback(null, this);
+      });
+    }
+  };
+}
+
