@@ -16,7 +16,7 @@
 // have applied them; the rejects file is then ended, not discarded, so it holds every reject.
 import { Writable } from 'node:stream';
 import type { AccountsRequestOptions, RefreshEvent, RetryEvent, RetryPolicy, ServiceApi } from '../core/api.ts';
-import { ConfigError, firstLineOf, LenderError, ValidationError } from '../core/errors.ts';
+import { AbortError, ConfigError, firstLineOf, LenderError, ValidationError } from '../core/errors.ts';
 import { parseInteger } from '../core/options.ts';
 import { describeAnomaly, type AnomalyEvent } from './anomaly.ts';
 import { BatchPlanner, type Batch, type PlannedEntry } from './batch-planner.ts';
@@ -172,7 +172,8 @@ export class RecordWriter<T> extends Writable {
   readonly #rejects: RejectsSink | undefined;
   readonly #abort = new AbortController();
   readonly #userSignal: AbortSignal | undefined;
-  readonly #onUserAbort = (): void => void this.destroy(this.#userSignal?.reason as Error);
+  // The library's AbortError, as the export streams and sync() give, the signal's reason its cause.
+  readonly #onUserAbort = (): void => void this.destroy(new AbortError(`Writing ${this.#kind.noun} was aborted.`, { cause: this.#userSignal?.reason }));
   // Handed to each of this writer's requests, so another writer's retries are never counted here.
   readonly #onRetry = (event: RetryEvent): void => {
     this.#summary.retries += 1;

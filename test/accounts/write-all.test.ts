@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createAccountWriter } from '../../src/accounts/account-writer.ts';
+import { AbortError } from '../../src/core/errors.ts';
 import { numbered, writeAll } from '../../src/accounts/write-all.ts';
 import type { RejectEvent } from '../../src/accounts/writer.ts';
 import { account, FakeService, rejectWhere } from './fake-service.ts';
@@ -64,7 +65,8 @@ describe('writeAll', () => {
       }
     }
     const writer = createAccountWriter(new FakeService(), { signal: controller.signal });
-    await assert.rejects(writeAll(writer, endless()), /stopped by the user/);
+    await assert.rejects(writeAll(writer, endless()), (error: unknown) =>
+      error instanceof AbortError && (error.cause as Error).message === 'stopped by the user');
     assert.ok(read < 100, `read ${read} records after the abort`);
   });
 });

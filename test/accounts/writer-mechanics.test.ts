@@ -15,7 +15,7 @@ import { createFlagWriter, setFlags } from '../../src/accounts/flags.ts';
 import { MalformedRecord, SourceRecord } from '../../src/accounts/source-record.ts';
 import type { AnomalyEvent } from '../../src/accounts/anomaly.ts';
 import type { RejectEvent } from '../../src/accounts/writer.ts';
-import { AuthenticationError, ConfigError, ServerError, ValidationError } from '../../src/core/errors.ts';
+import { AbortError, AuthenticationError, ConfigError, ServerError, ValidationError } from '../../src/core/errors.ts';
 import { FileError } from '../../src/core/file-errors.ts';
 import { account, FakeService, gate, rejectWhere } from './fake-service.ts';
 
@@ -260,8 +260,8 @@ describe('rejects', () => {
     // Stopped while the file opens: the stop's own error, not one merged with the file's.
     const stopped = createAccountWriter(new FakeService(), { rejects: dir, signal: AbortSignal.abort(new Error('stopped by the user')) });
     const [error] = await once(stopped, 'error');
-    assert.equal(error.constructor, Error);
-    assert.equal(error.message, 'stopped by the user');
+    assert.equal(error.constructor, AbortError);
+    assert.equal((error.cause as Error).message, 'stopped by the user');
   });
 
   it('writes rejects as NDJSON lines to a file, with the source position', async () => {
@@ -409,8 +409,18 @@ describe('retries, abort and flags', () => {
     await new Promise((r) => setImmediate(r));
     controller.abort(new Error('stop now'));
     const [error] = await once(writer, 'error');
-    assert.equal(error.message, 'stop now');
+    // The library's AbortError, the signal's reason its cause.
+    assert.ok(error instanceof AbortError, String(error));
+    assert.equal(error.message, 'Writing accounts was aborted.');
+    assert.equal((error.cause as Error).message, 'stop now');
     assert.equal(seenSignal?.aborted, true);
+    // Aborted without a reason (the signal's own DOMException): the same class, for flags too.
+    const bare = new AbortController();
+    const flags = createFlagWriter(new FakeService(), { signal: bare.signal });
+    bare.abort();
+    const [flagsError] = await once(flags, 'error');
+    assert.ok(flagsError instanceof AbortError, String(flagsError));
+    assert.equal(flagsError.message, 'Writing status updates was aborted.');
   });
 
   it('a stop rejects every record held as stopped: in flight (maybe applied), sealed, open, parked; an answer after it counts nothing; the rejects file holds them all', async () => {
@@ -436,7 +446,8 @@ describe('retries, abort and flags', () => {
     assert.equal(requests, 1);
     controller.abort(new Error('stopped by the user'));
     const [error] = await once(writer, 'error');
-    assert.equal(error.message, 'stopped by the user');
+    assert.ok(error instanceof AbortError, String(error));
+    assert.equal((error.cause as Error).message, 'stopped by the user');
     first.open();
     await new Promise((r) => setTimeout(r, 10));
     const summary = writer.summary;
@@ -467,7 +478,8 @@ describe('retries, abort and flags', () => {
     const closed = new Promise((r) => writer.once('close', r));
     controller.abort(new Error('stopped by the user'));
     const [error] = await once(writer, 'error');
-    assert.equal(error.message, 'stopped by the user');
+    assert.ok(error instanceof AbortError, String(error));
+    assert.equal((error.cause as Error).message, 'stopped by the user');
     await closed;
     const lines = (await readFile(path, 'utf8')).trimEnd().split('\n');
     assert.ok(writer.summary.rejected > 0);
