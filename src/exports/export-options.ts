@@ -125,9 +125,15 @@ export const DEFAULT_READ_AHEAD_BYTES = 2 * 1024 * 1024;
 
 export function exportSettings(opts: ExportOptions, dataset: ResolvedDataset): ExportSettings {
   const concurrency = parseInteger(opts.concurrency ?? 1, 'concurrency', { min: 1 });
+  const since = opts.since === undefined ? undefined : normalizeInstant(opts.since, 'since');
+  const until = opts.until === undefined ? undefined : normalizeInstant(opts.until, 'until');
+  // An empty span is a mistake (the two swapped, say), not a request for nothing.
+  if (since !== undefined && until !== undefined && Date.parse(since) >= Date.parse(until)) {
+    throw new ConfigError(`since (${since}) must be before until (${until})`);
+  }
   return {
-    since: opts.since === undefined ? undefined : normalizeInstant(opts.since, 'since'),
-    until: opts.until === undefined ? undefined : normalizeInstant(opts.until, 'until'),
+    since,
+    until,
     limit: parseInteger(opts.limit ?? PAGE_MAX, 'limit', { min: 1, max: PAGE_MAX }),
     sort: oneOf(opts.sort ?? 'asc', ['asc', 'desc'], 'sort'),
     windowing: resolveWindowing(opts.window, dataset.pathKind),

@@ -21,6 +21,9 @@ test('a bad option is a ConfigError naming it when the stream is made, before an
     [{ rowIdentity: 'id' as 'key' }, /^rowIdentity must be key or content/], [{ window: 'fortnight' }, /window/],
     [{ minSplitSpan: 'soon' }, /^minSplitSpan must be/], [{ minSplitSpan: 0 }, /^minSplitSpan must be/],
     [{ lookback: 'later' }, /^lookback must be/], [{ since: 'yesterday' }, /since/], [{ until: 'x' }, /until/], [{ origin: 'x' }, /origin/],
+    // An empty span: the two swapped, or equal (in any of the forms an instant takes).
+    [{ since: '2026-01-01T00:00:00Z', until: '2025-01-01T00:00:00Z' }, /^since \(2026-01-01T00:00:00\.000Z\) must be before until \(2025-01-01T00:00:00\.000Z\)$/],
+    [{ since: '2026-01-01T01:00:00+01:00', until: '2026-01-01T00:00:00Z' }, /^since .* must be before until/],
     // From JavaScript: a truthy word is not true, and an empty state key would share the store's root.
     [{ includeTotal: 'yes' as unknown as boolean }, /^includeTotal must be true or false, not 'yes'$/],
     [{ ordered: 1 as unknown as boolean }, /^ordered must be true or false, not 1$/],
