@@ -178,16 +178,31 @@ export class ExportStream extends Readable {
    * save. Not in read(): a pipe reads an item into its destination's buffer, not yet written. A
    * stop (break, abort) saves nothing more: a break and a throw from the loop's body both just
    * destroy the stream, so the item taken last may not have been handled.
+   *
+   * However the loop ends (the last row, a break, an error), the saves asked for are written
+   * first, so that a load started right after it, or the process's exit, finds them. A save that
+   * failed then fails the loop, a break included, rather than go unnoticed.
    */
   override [Symbol.asyncIterator](): AsyncIterableIterator<any> {
     const items = super[Symbol.asyncIterator]();
+    const saved = async <R>(result: R): Promise<R> => {
+      await this.#saves?.settled();
+      return result;
+    };
     const next = (): Promise<IteratorResult<any>> => {
       this.#saves?.flush(this.#pushed - this.readableLength);
-      return items.next();
+      return items.next().then(
+        (result): IteratorResult<any> | Promise<IteratorResult<any>> => (result.done === true ? saved(result) : result),
+        async (error: unknown) => {
+          // The loop's own error wins over a save's, which it may well be (a save failing destroys the stream).
+          await this.#saves?.settled().catch(() => undefined);
+          throw error;
+        },
+      );
     };
     return {
       next,
-      return: (value?: unknown) => items.return?.(value) ?? Promise.resolve({ done: true, value: undefined }),
+      return: (value?: unknown) => (items.return?.(value) ?? Promise.resolve({ done: true, value: undefined })).then(saved),
       throw: (error?: unknown) => items.throw?.(error) ?? Promise.reject(error),
       [Symbol.asyncIterator]() {
         return this;

@@ -16,6 +16,8 @@ export class SaveQueue {
   #saving: Promise<void> = Promise.resolve();
   /** The newest state to save once the running save is done; undefined when none waits. */
   #next: DatasetState | undefined;
+  /** The completed state's save, once the stream ended (completeAtEnd). */
+  #atEnd: Promise<void> = Promise.resolve();
 
   constructor(store: StateStore, key: string, onError: (error: Error) => void) {
     this.#store = store;
@@ -64,7 +66,13 @@ export class SaveQueue {
     this.#pending = [];
     this.#next = undefined;
     stream.once('end', () => {
-      void new Promise<void>((resolve) => resolve(this.#store.save(this.#key, state))).catch(() => undefined);
+      this.#atEnd = new Promise<void>((resolve) => resolve(this.#store.save(this.#key, state))).catch(() => undefined);
     });
+  }
+
+  /** Resolves once every save asked for so far is written; rejects with a save's failure. */
+  async settled(): Promise<void> {
+    await this.#saving;
+    await this.#atEnd;
   }
 }

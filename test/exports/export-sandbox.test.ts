@@ -10,7 +10,7 @@ import { rowKey } from '../../src/exports/highwater.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileState, memoryState } from '../../src/exports/state.ts';
+import { fileState, memoryState, type StateStore } from '../../src/exports/state.ts';
 import { availableDatasets, sync } from '../../src/sinks/sync.ts';
 import { SyncError } from '../../src/exports/errors.ts';
 import { existsSync, readFileSync } from 'node:fs';
@@ -280,7 +280,6 @@ describe('a consumer that stops before the last rows', () => {
       taken.push(row as ExportRow);
       if (taken.length === expected.length - 5) break;
     }
-    await settle(5);
     assert.notEqual((await state.load('D07'))?.load, null, 'the load is not recorded as complete');
     const rest = await drain<ExportRow>(exportRows(f.client, 'D07', { state, limit: 100 }));
     // Resuming may deliver rows of the last page again (at least once), but never skips one.
@@ -306,7 +305,6 @@ describe('a consumer that stops before the last rows', () => {
       } catch (error) {
         assert.equal((error as Error).name, 'AbortError', stop);
       }
-      await settle(5);
       const resumed = exportRows(f.client, 'D07', { state, limit: 100 });
       const rest = await drain<ExportRow>(resumed);
       assert.equal(resumed.loadMode, 'resumed', stop);
@@ -325,7 +323,6 @@ describe('a consumer that stops before the last rows', () => {
       taken += 1;
       if (taken === 2) break;
     }
-    await settle(5);
     const rest = await drain<ExportPage>(exportPages(f.client, 'D07', { state, limit: 100 }));
     // The stream cannot tell a break from a throw in the loop's body: the page handed out last is
     // not counted as handled.
@@ -333,7 +330,7 @@ describe('a consumer that stops before the last rows', () => {
   });
 });
 
-describe('back-to-back loads on one file state', () => {
+describe('a load right after a loop ends finds the saves the loop asked for', () => {
   let f: Fixture;
   let dir: string;
   before(async () => {
@@ -345,10 +342,54 @@ describe('back-to-back loads on one file state', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  test('a load right after a break, from the file alone, resumes at the page the break was in', async () => {
+    // However the loop ends, the saves it asked for are written before the loop goes on: a
+    // process that exits right after it, or another one starting, finds them in the file.
+    const all = await drain<ExportRow>(exportRows(f.client, 'D07', { limit: 50 }));
+    assert.ok(all.length > 250, 'six pages of 50 at least');
+    const path = join(dir, 'break.json');
+    const taken: ExportRow[] = [];
+    for await (const row of exportRows(f.client, 'D07', { state: fileState(path), limit: 50 })) {
+      taken.push(row as ExportRow);
+      if (taken.length === 220) break;
+    }
+    // Another store on the same file, as another process would have: it reads the file itself.
+    const resumed = exportRows(f.client, 'D07', { state: fileState(path), limit: 50 });
+    const rest = await drain<ExportRow>(resumed);
+    assert.equal(resumed.loadMode, 'resumed');
+    assert.deepEqual(multiset(rest), multiset(all.slice(200)), 'from the fifth page on');
+  });
+
+  test('a save that fails after the row the loop breaks at fails the loop: the break does not hide it', async () => {
+    let saves = 0;
+    const failing: StateStore = {
+      load: () => Promise.resolve(undefined),
+      // Fails a moment later: the loop has taken its row and broken by then.
+      save: () => new Promise((_resolve, reject) => {
+        saves += 1;
+        setTimeout(() => reject(new Error('the disk is full')), 20);
+      }),
+    };
+    let taken = 0;
+    await assert.rejects((async () => {
+      for await (const _row of exportRows(f.client, 'D07', { state: failing, limit: 50 })) {
+        taken += 1;
+        if (taken === 51) break; // asking for the 51st row finished the first page: its save starts
+      }
+    })(), /the disk is full/);
+    assert.equal(taken, 51);
+    assert.equal(saves, 1);
+  });
+
   test('the next load right after a for-await loop ends is incremental and delivers nothing new', async () => {
     const state = fileState(join(dir, 'state.json'));
     const first = await drain<ExportRow>(exportRows(f.client, 'D07', { state, limit: 100 }));
     assert.deepEqual(multiset(first), multiset(await plainWalk(f.client, 'D07')));
+    // From the file alone too (another store on it, as another process): the completed state was
+    // written before the loop ended.
+    const fromFile = exportRows(f.client, 'D07', { state: fileState(join(dir, 'state.json')), limit: 100 });
+    assert.deepEqual(await drain(fromFile), []);
+    assert.equal(fromFile.loadMode, 'incremental');
     const second = exportRows(f.client, 'D07', { state, limit: 100 });
     assert.deepEqual(await drain(second), []);
     assert.equal(second.loadMode, 'incremental');
