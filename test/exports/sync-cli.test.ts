@@ -14,6 +14,8 @@ import { LenderClient } from '../../src/client/client.ts';
 import { plainWalk } from '../helpers/plain-walk.ts';
 import { main } from '../../src/cli/main.ts';
 import { memoryIo } from '../helpers/memory-io.ts';
+import { TEST_SANDBOX_DEFAULTS } from '../helpers/sandbox.ts';
+import { startSandbox } from '../../src/sandbox/index.ts';
 
 const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 const CODES = ['D07', 'D23', 'D03'] as const;
@@ -219,6 +221,31 @@ test('a disk that fills up mid-page (here a file size limit): the sync fails nam
   const files = await fileLines(out);
   for (const code of CODES) assert.deepEqual([...files.get(code)!].sort(), [...expected.get(code)!].sort(), code);
   assert.equal(await totalLines(out), total);
+});
+
+test('Ctrl-C while logging in: the summary still comes, nothing read, "stopped": true (exit 130)', async () => {
+  // The login is held by the sandbox's latency until the stop.
+  const held = await startSandbox({ ...TEST_SANDBOX_DEFAULTS, scale: 10, latencyMs: 60_000 });
+  const out = await mkdtemp(join(tmpdir(), 'lender-sync-login-stop-'));
+  try {
+    const { email, password } = held.credentials('demo');
+    const controller = new AbortController();
+    const io = memoryIo({
+      LENDER_AUTH_URL: held.authUrl, LENDER_SUBDOMAIN: 'demo', LENDER_EMAIL: email, LENDER_PASSWORD: password,
+      LENDER_CA_FILE: held.caFile, LENDER_CREDENTIALS_FILE: join(out, 'none.json'),
+    }, controller.signal);
+    const running = main(['sync', '--out', out, '--datasets', 'D26'], io);
+    while (held.stats().requests === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    controller.abort();
+    assert.equal(await running, 130, io.err());
+    const summary = JSON.parse(io.out()) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(summary), ['to', 'state', 'datasets', 'stopped']);
+    assert.deepEqual([summary.datasets, summary.stopped], [{}, true]);
+    assert.match(io.err(), /^lender sync: stopped; progress is saved in .*\.lender-state\.json, run the same command again to resume\.$/m);
+  } finally {
+    await held.close();
+    await rm(out, { recursive: true, force: true });
+  }
 });
 
 test('a dataset that fails does not stop the others: named on stderr and under "failed", exit 1', async () => {

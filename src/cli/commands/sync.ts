@@ -136,10 +136,30 @@ const command: Command = {
     try {
       // Taken before connecting: a second run on the same sink stops at once, having written nothing.
       const lock = await sink.lock?.();
+      const summaries: DatasetSyncSummary[] = [];
+      const stored = new Map<string, number>();
+      const reportStop = (): number => {
+        io.stderr.write(`lender sync: stopped; progress is saved in ${state?.path ?? sink.target}, run the same command again to resume.\n`);
+        // Each dataset read before the stop, the one stopped midway too (a shared load reads a
+        // dataset in parts): the stream's counts of what it read, and the rows stored.
+        const done: Record<string, DatasetSyncSummary> = {};
+        for (const s of summaries) {
+          const d = done[s.dataset];
+          done[s.dataset] = d === undefined ? s : {
+            ...d, pages: d.pages + s.pages, windows: d.windows + s.windows, splits: d.splits + s.splits, retries: d.retries + s.retries,
+          };
+        }
+        for (const d of Object.values(done)) d.rows = stored.get(d.dataset) ?? 0;
+        io.stdout.write(JSON.stringify({ ...head, datasets: done, stopped: true }) + '\n');
+        return EXIT.interrupted;
+      };
       try {
-        const connection = await connectWithFlags(values, io);
-        const summaries: DatasetSyncSummary[] = [];
-        const stored = new Map<string, number>();
+        // Stopped while logging in: the same summary, with nothing read, for scripts that parse it.
+        const connection = await connectWithFlags(values, io).catch((error: unknown) => {
+          if (io.signal.aborted) return undefined;
+          throw error;
+        });
+        if (connection === undefined) return reportStop();
         try {
           const result = await sync(connection.client, datasets, {
             to: sink,
@@ -165,19 +185,7 @@ const command: Command = {
             return EXIT.failure;
           }
           if (!io.signal.aborted) throw error;
-          io.stderr.write(`lender sync: stopped; progress is saved in ${state?.path ?? sink.target}, run the same command again to resume.\n`);
-          // Each dataset read before the stop, the one stopped midway too (a shared load reads a
-          // dataset in parts): the stream's counts of what it read, and the rows stored.
-          const done: Record<string, DatasetSyncSummary> = {};
-          for (const s of summaries) {
-            const d = done[s.dataset];
-            done[s.dataset] = d === undefined ? s : {
-              ...d, pages: d.pages + s.pages, windows: d.windows + s.windows, splits: d.splits + s.splits, retries: d.retries + s.retries,
-            };
-          }
-          for (const d of Object.values(done)) d.rows = stored.get(d.dataset) ?? 0;
-          io.stdout.write(JSON.stringify({ ...head, datasets: done, stopped: true }) + '\n');
-          return EXIT.interrupted;
+          return reportStop();
         } finally {
           await connection.close();
         }
