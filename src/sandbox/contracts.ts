@@ -76,7 +76,8 @@ export interface SandboxOptions {
   host?: string;
   /** Seed of every generated value; same seed and scale give byte-identical data. Default DEFAULT_SEED (src/prng.ts). */
   seed?: number;
-  /** Rows per generated dataset (and sub-accounts in the seeded portfolio). Default 1000. */
+  /** Rows per generated dataset (D26: at most 200), and sub-accounts in the seeded portfolio (at most
+   * 20,000), from which D01, D02, D03 and D05 derive their rows. Default 1000. */
   scale?: number;
   latencyMs?: number;
   faults?: Partial<Record<FaultKind, number>>;

@@ -22,7 +22,9 @@ Options:
   --port N          port to listen on; 0 picks a free one (default ${DEFAULT_OPTIONS.port})
   --host H          address to bind (default ${DEFAULT_OPTIONS.host})
   --seed N          seed of all generated data; same seed and scale, same data (default ${DEFAULT_OPTIONS.seed})
-  --scale N         rows per generated dataset (default ${DEFAULT_OPTIONS.scale})
+  --scale N         rows per generated dataset (D26: at most 200), and sub-accounts of the seeded
+                    portfolio (at most 20,000), which D01, D02, D03 and D05 derive their rows
+                    from (default ${DEFAULT_OPTIONS.scale})
   --latency MS      delay added to every service request (default ${DEFAULT_OPTIONS.latencyMs})
   --faults LIST     injected failures per request, KIND=RATE list, KIND one of
                     429 (with Retry-After: 1), 500, 503, 504, reset (socket dropped

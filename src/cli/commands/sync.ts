@@ -36,12 +36,13 @@ the state that follows them, so an interrupted run (Ctrl-C, crash, SIGKILL) is r
 the same command again, with no row lost and none written twice.
 
 Sinks (--to):
-  duckdb:FILE           a DuckDB database, one table per dataset, rows upserted by public_id, the
-                        state in the table _lender_state (default: duckdb:${DEFAULT_DUCKDB_FILE})
+  duckdb:FILE           a DuckDB database, one table per dataset, rows upserted by public_id
+                        (D16, whose public_id is not unique, by the row's content), the state
+                        in the table _lender_state (default: duckdb:${DEFAULT_DUCKDB_FILE})
   ndjson:DIR            DIR/<code>.ndjson per dataset, appended to (an incremental run appends
                         the new versions of changed rows), the state in DIR/${DEFAULT_STATE_FILE}
   postgres://USER@HOST:PORT/DB
-                        a PostgreSQL database, tables in --schema, rows upserted by public_id.
+                        a PostgreSQL database, tables in --schema, rows upserted as in DuckDB.
                         The password comes from PGPASSWORD or ~/.pgpass, never from --to
                         (DATABASE_URL is not read then).
                         postgres: alone uses DATABASE_URL (its password too) or the PG*
