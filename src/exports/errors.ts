@@ -46,11 +46,12 @@ export class SyncError<Summary = unknown> extends LenderError {
   readonly failures: Readonly<Record<string, LenderError>>;
   constructor(summary: Summary, failures: Record<string, LenderError>, attempted: number) {
     const codes = Object.keys(failures);
-    super(
-      `${codes.length} of ${attempted} datasets failed to sync: ` +
-        codes.map((code) => `${code} (${failures[code]!.message})`).join('; ') +
-        '. The others were loaded; run the sync again to retry the failed ones.',
-    );
+    const all = codes.length >= attempted;
+    const what = all ? (attempted === 1 ? 'The dataset failed to sync' : `All ${attempted} datasets failed to sync`)
+      : `${codes.length} of ${attempted} datasets failed to sync`;
+    const next = all ? 'Run the sync again once the cause is fixed.'
+      : `The others were loaded; run the sync again to retry the failed ${codes.length === 1 ? 'one' : 'ones'}.`;
+    super(`${what}: ${codes.map((code) => `${code} (${failures[code]!.message})`).join('; ')}. ${next}`);
     this.summary = summary;
     this.failures = failures;
   }

@@ -410,8 +410,12 @@ describe('sync of a dataset that is not available', () => {
 
   test('fails with the typed error and leaves no empty file that looks like a load', async () => {
     await assert.rejects(sync(f.client, ['D04'], { out: dir }), (e: unknown) =>
-      e instanceof SyncError && e.failures.D04 instanceof DatasetUnavailableError && Object.keys(e.failures).length === 1);
+      e instanceof SyncError && e.failures.D04 instanceof DatasetUnavailableError && Object.keys(e.failures).length === 1 &&
+      // No "1 of 1", and no others said to be loaded.
+      /^The dataset failed to sync: D04 \(Dataset D04 is listed .*\)\. Run the sync again once the cause is fixed\.$/.test(e.message));
     assert.equal(existsSync(join(dir, 'D04.ndjson')), false);
+    await assert.rejects(sync(f.client, ['D04', 'bad name' as DatasetRef], { out: dir }),
+      /^SyncError: All 2 datasets failed to sync: bad name \(.*\); D04 \(.*\)\. Run the sync again once the cause is fixed\.$/);
     const done = await sync(f.client, ['D07'], { out: dir });
     assert.equal(done.D07!.rows, (await plainWalk(f.client, 'D07')).length);
     assert.ok(existsSync(join(dir, 'D07.ndjson')));
@@ -422,7 +426,7 @@ describe('sync of a dataset that is not available', () => {
     const error = await sync(f.client, ['D04', 'D26'], { out }).then(() => undefined, (e: unknown) => e);
     assert.ok(error instanceof SyncError, `expected a SyncError, got ${String(error)}`);
     assert.ok(error.failures.D04 instanceof DatasetUnavailableError);
-    assert.match(error.message, /1 of 2 datasets failed to sync: D04 \(Dataset D04 is listed/);
+    assert.match(error.message, /^1 of 2 datasets failed to sync: D04 \(Dataset D04 is listed .*\)\. The others were loaded; run the sync again to retry the failed one\.$/);
     const summary = error.summary as Record<string, { rows: number }>;
     const expected = (await plainWalk(f.client, 'D26')).length;
     assert.equal(summary.D26!.rows, expected);
