@@ -1,5 +1,6 @@
 // `lender sync` flags of the PostgreSQL sink that are checked before anything connects: --schema
-// and --lease out of their bounds are usage errors (exit 2, pointing to --help), named as the flag.
+// and --lease out of their bounds, and a --to URL parameter the sink does not read, are usage
+// errors (exit 2, pointing to --help), named as the flag or the parameter.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runLender } from '../helpers/memory-io.ts';
@@ -27,3 +28,11 @@ test('--lease below 100 ms or above 24 hours: exit 2, the flag and the real boun
     assert.match(r.err, /Run 'lender sync --help' for usage\./);
   }
 });
+
+test('--to with a URL parameter the sink does not read: exit 2, named, pointing to --help, before anything connects', async () => {
+  const r = await runLender(['sync', '--to', 'postgres://loader@127.0.0.1:1/warehouse?foo=bar', '--datasets', 'D07'], env);
+  assert.equal(r.code, 2, r.err);
+  assert.match(r.err, /^lender sync: the PostgreSQL URL parameter 'foo' is not supported \(supported: [^)]+\)\nRun 'lender sync --help' for usage\.\n$/);
+  assert.equal(r.out, '');
+});
+

@@ -20,6 +20,8 @@ test('an empty file or folder, an unknown scheme and a password in the URL are r
     ['lender.duckdb', /^--to must be duckdb:FILE, ndjson:DIR or postgres:\/\/…, not a bare name$/],
     ['mysql://root:hunter2@db/x', /^--to must be duckdb:FILE, ndjson:DIR or postgres:\/\/…, not 'mysql:…'$/],
     ['postgres://etl:hunter2@db/lake', /^--to: a password in the URL would be left in shell history/],
+    // A parameter the sink does not read would be a setting silently ignored: refused before anything runs.
+    ['postgres://etl@db/lake?sslmode=require&connect_timeout=5', /^the PostgreSQL URL parameter 'connect_timeout' is not supported \(supported: host, port, user, dbname, sslmode, sslrootcert, application_name\)$/],
   ];
   for (const [spec, message] of refusals) {
     assert.throws(() => parseSinkSpec(spec), (error: unknown) => {

@@ -46,7 +46,8 @@ function isPostgresUrl(text: string): boolean {
  * URL refuses: a text without the // (URL reads the rest as a path, where a password would pass
  * unseen into the database's name and every message naming it), an '@' after the host (a password
  * holding '/', '?' or '#' ends the host early, and its rest lands in the port, the path, the query
- * or the fragment), and a fragment, which means nothing to PostgreSQL.
+ * or the fragment), a fragment, which means nothing to PostgreSQL, and a parameter this sink does
+ * not read (a setting that would otherwise be ignored).
  */
 export function parsePostgresUrl(text: string, what: string): URL {
   let url: URL;
@@ -63,6 +64,9 @@ export function parsePostgresUrl(text: string, what: string): URL {
       'put the password in PGPASSWORD or ~/.pgpass instead (or percent-encode those characters)');
   }
   if (url.hash !== '' || text.includes('#')) throw new ConfigError(`${what} has a '#' part, which a PostgreSQL URL does not take`);
+  for (const name of url.searchParams.keys()) {
+    if (!URL_PARAMS.has(name)) throw new ConfigError(`the PostgreSQL URL parameter '${name}' is not supported (supported: ${[...URL_PARAMS].join(', ')})`);
+  }
   return url;
 }
 
@@ -89,9 +93,6 @@ export function resolveConnection(opts: PgConnectionOptions): PgSettings {
     if (url.password !== '') urlPassword = decoded(url.password);
   }
   const params = url?.searchParams ?? new URLSearchParams();
-  for (const name of params.keys()) {
-    if (!URL_PARAMS.has(name)) throw new ConfigError(`the PostgreSQL URL parameter '${name}' is not supported (supported: ${[...URL_PARAMS].join(', ')})`);
-  }
   const pick = (...values: (string | undefined)[]): string | undefined => values.find((v) => v !== undefined && v !== '');
   const host = pick(params.get('host') ?? undefined, url === undefined ? undefined : decoded(url.hostname).replace(/^\[(.*)\]$/, '$1'), env.PGHOST) ?? 'localhost';
   const portText = pick(params.get('port') ?? undefined, url?.port, env.PGPORT) ?? '5432';
