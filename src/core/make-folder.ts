@@ -30,7 +30,7 @@ export async function makeFolder(path: string, mode = PRIVATE_FOLDER_MODE): Prom
     // A file there, or a path through one: mkdir says which (EEXIST, ENOTDIR).
     if (!(await isFolder(folder))) await mkdir(folder, { mode });
   } catch (error) {
-    throw new FileError('create the folder', path, error);
+    throw new FileError('create the folder', path, await plainer(error, folder));
   }
 }
 
@@ -52,8 +52,26 @@ export function makeFolderSync(path: string, mode = PRIVATE_FOLDER_MODE): void {
     }
     if (!isFolderSync(folder)) mkdirSync(folder, { mode });
   } catch (error) {
-    throw new FileError('create the folder', path, error);
+    throw new FileError('create the folder', path, plainerSync(error, folder));
   }
+}
+
+/** mkdir's EEXIST where a file is: "file already exists" reads as if the folder were there. */
+async function plainer(error: unknown, folder: string): Promise<unknown> {
+  return codeOf(error) === 'EEXIST' && (await stat(folder).then((s) => s.isFile(), () => false)) ? fileInTheWay(error) : error;
+}
+
+function plainerSync(error: unknown, folder: string): unknown {
+  if (codeOf(error) !== 'EEXIST') return error;
+  try {
+    return statSync(folder).isFile() ? fileInTheWay(error) : error;
+  } catch {
+    return error;
+  }
+}
+
+function fileInTheWay(error: unknown): Error {
+  return Object.assign(new Error('EEXIST: a file of that name is there', { cause: error }), { code: 'EEXIST' });
 }
 
 /** Whether something is there; any failure but ENOENT (EACCES, ENOTDIR) counts as there, and the

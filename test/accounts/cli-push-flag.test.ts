@@ -244,7 +244,7 @@ describe('lender push: a run that cannot finish still accounts for every record'
     const file = join(dir, 'not-a-folder.txt');
     await writeFile(file, 'x');
     for (const [target, said] of [
-      [join(file, 'r.ndjson'), `cannot create the folder ${file}: file already exists (EEXIST)`],
+      [join(file, 'r.ndjson'), `cannot create the folder ${file}: a file of that name is there (EEXIST)`],
       [dir, `cannot write the rejects file ${dir}: illegal operation on a directory (EISDIR)`],
     ]) {
       const { code, stdout, stderr } = await run(['push', '-', '--rejects', target!], input);

@@ -68,7 +68,7 @@ test('a file where a folder should be: the folder named, and why', async () => {
   writeFileSync(file, 'not a folder\n');
   const run = await cli(['export', 'D07', '--state', join(file, 'd07.json')], false);
   assert.equal(run.code, 1, run.stderr);
-  assert.equal(run.stderr, `lender export: cannot create the folder ${file}: file already exists (EEXIST)\n`);
+  assert.equal(run.stderr, `lender export: cannot create the folder ${file}: a file of that name is there (EEXIST)\n`);
   const deeper = await cli(['sync', '--datasets', 'D07', '--to', `ndjson:${join(file, 'sub', 'out')}`], false);
   assert.equal(deeper.code, 1, deeper.stderr);
   assert.match(deeper.stderr, new RegExp(`^lender sync: cannot create the folder ${file}/sub/out: not a directory \\(ENOTDIR\\)\\n$`));
@@ -98,6 +98,10 @@ test('makeFolder and makeFolderSync: a dangling link, a file, a path through a f
     await assert.rejects(makeFolder(path), (e: unknown) => e instanceof FileError && e.code === code && e.message.startsWith(`cannot create the folder ${path}:`), name);
     assert.throws(() => makeFolderSync(path), (e: unknown) => e instanceof FileError && e.code === code, `${name}, sync`);
   }
+  // Where a file is, both say so (mkdir's own words, "file already exists", read as if the folder were there).
+  const file = join(base, 'a-file');
+  await assert.rejects(makeFolder(file), { message: `cannot create the folder ${file}: a file of that name is there (EEXIST)` });
+  assert.throws(() => makeFolderSync(file), { message: `cannot create the folder ${file}: a file of that name is there (EEXIST)` });
   await makeFolder(join(base, 'new', 'deeper'));
   makeFolderSync(join(base, 'new-sync', 'deeper'));
   for (const made of ['new', 'new/deeper', 'new-sync', 'new-sync/deeper']) assert.equal(statSync(join(base, made)).mode & 0o777, 0o700, made);
