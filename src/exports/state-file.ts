@@ -39,8 +39,11 @@ export async function readStateFile(path: string): Promise<StateFile> {
     throw new ConfigError(`The state file ${path} is not valid JSON; move it away to start the loads afresh (with lender sync, move its NDJSON files away too).`);
   }
   const file = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Partial<StateFile>;
-  if (file.version !== 1 || typeof file.datasets !== 'object' || file.datasets === null) {
-    throw new ConfigError(`The state file ${path} is not a lender-streams state file (version 1).`);
+  if (typeof file.datasets !== 'object' || file.datasets === null || Array.isArray(file.datasets) || typeof file.version !== 'number') {
+    throw new ConfigError(`The state file ${path} is not a lender-streams state file; give another path, or move it away to start the loads afresh.`);
+  }
+  if (file.version !== 1) {
+    throw new ConfigError(`The state file ${path} is of version ${file.version}, which this lender-streams (version 1 state files) cannot read; use the version that wrote it.`);
   }
   return file as StateFile;
 }

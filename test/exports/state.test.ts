@@ -64,14 +64,19 @@ test('an empty state file (as mktemp makes one) is no state yet: nothing to load
     e instanceof ConfigError && e.message === 'The state file /dev/null is not a file; give the path of a file (it is created if missing).');
 });
 
-test('a state file holding null, a number or an array is refused like any foreign file', async (t) => {
+test('a state file holding null, a number or an array is refused like any foreign file; one of another version says so', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'lender-state-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  for (const [name, text] of [['null.json', 'null'], ['five.json', '5'], ['list.json', '[]'], ['text.json', '"x"']]) {
+  for (const [name, text] of [['null.json', 'null'], ['five.json', '5'], ['list.json', '[]'], ['text.json', '"x"'],
+    ['other.json', '{"version":1,"datasets":[]}'], ['unversioned.json', '{"datasets":{}}']]) {
     await writeFile(join(dir, name!), text!);
-    await assert.rejects(fileState(join(dir, name!)).load('D07'), (e: Error) =>
-      e instanceof ConfigError && e.message === `The state file ${join(dir, name!)} is not a lender-streams state file (version 1).`);
+    await assert.rejects(fileState(join(dir, name!)).load('D07'), (e: Error) => e instanceof ConfigError &&
+      e.message === `The state file ${join(dir, name!)} is not a lender-streams state file; give another path, or move it away to start the loads afresh.`);
   }
+  // One of ours from another version: said so, not "not a state file".
+  await writeFile(join(dir, 'newer.json'), '{"version":2,"datasets":{}}');
+  await assert.rejects(fileState(join(dir, 'newer.json')).load('D07'), (e: Error) => e instanceof ConfigError &&
+    e.message === `The state file ${join(dir, 'newer.json')} is of version 2, which this lender-streams (version 1 state files) cannot read; use the version that wrote it.`);
 });
 
 test('a state file given through a symbolic link: saved where the link points, the link kept, one lock for both names', async (t) => {
