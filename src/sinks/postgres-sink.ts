@@ -10,6 +10,7 @@ import type { Sink, SinkDataset, SinkNotice, SinkPage } from './sink.ts';
 import { resolveConnection } from './postgres/connection.ts';
 import { checkSchemaName, datasetTable, DEFAULT_SCHEMA, describeStore, PgStore } from './postgres/store.ts';
 import { DEFAULT_LEASE_MS, parseLease, PgLeaseBoard } from './postgres/lease-board.ts';
+import { shownName } from './postgres/sql.ts';
 import type { LeaseBoard } from './shared-load.ts';
 import type { DurationValue } from '../core/options.ts';
 
@@ -64,7 +65,7 @@ class PostgresSink implements Sink {
   }
 
   location(dataset: SinkDataset): string {
-    return `${this.#schema}.${datasetTable(dataset)}`;
+    return shownName(this.#schema, datasetTable(dataset));
   }
 
   async open(dataset: SinkDataset): Promise<DatasetState | undefined> {

@@ -1217,6 +1217,21 @@ describe('PostgreSQL sink on a real cluster', () => {
     assert.ok(await count(pg, db, 'SELECT count(*) AS n FROM lender.d26') > 0);
   });
 
+  test('the summary names each table as it is typed in SQL: a schema in mixed case or a reserved word quoted', async () => {
+    const db = await createDatabase(pg);
+    for (const [schema, shown] of [['Mixed Case', '"Mixed Case".d26'], ['user', '"user".d26'], ['plain_1', 'plain_1.d26']] as const) {
+      const sink = postgresSink({ connectionString: db.url, env: db.env, schema });
+      try {
+        const summary = await sync(f.client, ['D26'], { to: sink, limit: 200 });
+        assert.equal(summary.D26!.location, shown);
+        // Pasted into a statement as it is, it names the table the rows went to.
+        assert.equal(await count(pg, db, `SELECT count(*) AS n FROM ${shown}`), summary.D26!.rows);
+      } finally {
+        await sink.close();
+      }
+    }
+  });
+
   test('a table or column another process committed while this one waited for the schema lock is learnt, not made again nor told as new', async () => {
     const db = await createDatabase(pg);
     const told = { a: [] as SinkNotice[], b: [] as SinkNotice[] };

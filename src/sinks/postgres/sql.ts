@@ -20,14 +20,29 @@ export function dollarQuoted(text: string): string {
   return `${tag}${text}${tag}`;
 }
 
-/** A name as a person would type it in SQL: bare when it is a plain lower-case name, else quoted. */
+/** A name as a person would type it in SQL: bare when it is a plain lower-case name and not a
+ * reserved word, else quoted. */
 export function sqlName(name: string): string {
-  return /^[a-z_][a-z0-9_]*$/.test(name) ? name : ident(name);
+  return /^[a-z_][a-z0-9_]*$/.test(name) && !RESERVED.has(name) ? name : ident(name);
+}
+
+/** schema.table as a person would type it (messages, the summary's location); statements use `qualified`. */
+export function shownName(schema: string, table: string): string {
+  return `${sqlName(schema)}.${sqlName(table)}`;
 }
 
 export function qualified(schema: string, table: string): string {
   return `${ident(schema)}.${ident(table)}`;
 }
+
+// PostgreSQL's reserved key words (those that cannot name a table or schema unquoted).
+const RESERVED = new Set(('all analyse analyze and any array as asc asymmetric authorization binary both case cast check ' +
+  'collate collation column concurrently constraint create cross current_catalog current_date current_role current_schema ' +
+  'current_time current_timestamp current_user default deferrable desc distinct do else end except false fetch for foreign ' +
+  'freeze from full grant group having ilike in initially inner intersect into is isnull join lateral leading left like limit ' +
+  'localtime localtimestamp natural not notnull null offset on only or order outer overlaps placing primary references ' +
+  'returning right select session_user similar some symmetric system_user table tablesample then to trailing true union ' +
+  'unique user using variadic verbose when where window with').split(' '));
 
 const SQL_TYPE: Record<ColumnType, string> = {
   bigint: 'BIGINT',

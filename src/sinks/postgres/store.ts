@@ -32,7 +32,7 @@ import { ConfigError } from '../../core/errors.ts';
 import { SinkError } from '../errors.ts';
 import type { SinkDataset, SinkNotice } from '../sink.ts';
 import { describeConnection, findPassword, resolveConnection, sinkErrorOf, type PgConnectionOptions, type PgSettings } from './connection.ts';
-import { qualified } from './sql.ts';
+import { qualified, shownName } from './sql.ts';
 import { datasetTable, PgTransaction, STATE_TABLE, type StoreContext, type TxEffects } from './transaction.ts';
 
 export { datasetTable, PgTransaction, STATE_TABLE };
@@ -151,7 +151,7 @@ export class PgStore {
 
   /** The dataset's table, schema-qualified, as messages and `location` name it. */
   tableName(dataset: Pick<SinkDataset, 'code'>): string {
-    return `${this.schema}.${datasetTable(dataset)}`;
+    return shownName(this.schema, datasetTable(dataset));
   }
 
   /** Creates what is missing of the schema, the state table and the dataset's table, and learns
@@ -160,7 +160,7 @@ export class PgStore {
    * out unreadable leaves none). Safe to run from several processes at once. */
   async ensureTable(dataset: SinkDataset, create = true): Promise<void> {
     // Known already (made or learnt by this store): no transaction, no round trip.
-    if (this.#context.tables.has(`${this.#context.schema}.${datasetTable(dataset)}`)) return;
+    if (this.#context.tables.has(this.tableName(dataset))) return;
     await this.transaction((tx) => tx.ensureTable(dataset, create));
   }
 

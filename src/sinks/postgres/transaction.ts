@@ -29,7 +29,7 @@ import { UnstorableValueError } from './copy-text.ts';
 import { encodePage, type EncodedPage } from './encode-page.ts';
 import {
   addColumnsSql, dollarQuoted, copyIntoSql, createStageSql, createStateTableSql, createTableSql, ident, mergeSql, pgColumnOf, qualified,
-  POSTGRES_NAMING, saveStateSql, sqlName, withinLimit, type PgColumn,
+  POSTGRES_NAMING, saveStateSql, shownName, sqlName, withinLimit, type PgColumn,
 } from './sql.ts';
 
 export const STATE_TABLE = '_lender_state';
@@ -115,8 +115,9 @@ export class PgTransaction {
     return this.#run<R>(sql, params, 'a statement');
   }
 
+  /** The dataset's table as messages name it, and as a statement to type names it. */
   tableName(dataset: Pick<SinkDataset, 'code'>): string {
-    return `${this.#store.schema}.${datasetTable(dataset)}`;
+    return shownName(this.#store.schema, datasetTable(dataset));
   }
 
   /**
@@ -199,11 +200,11 @@ export class PgTransaction {
     }
     if (identity.sql !== 'text' && identity.sql !== 'character varying') {
       throw new SinkError(`${where} has its identity column ${key} as ${identity.sql}, which may not hold every identity; ` +
-        `make it text first: ALTER TABLE ${this.#typedName(dataset)} ALTER COLUMN ${sqlName(key)} TYPE text`);
+        `make it text first: ALTER TABLE ${this.tableName(dataset)} ALTER COLUMN ${sqlName(key)} TYPE text`);
     }
     if (!identity.unique) {
       throw new SinkError(`${where} has no primary key or unique index on ${key} alone, so changed rows would be added beside their ` +
-        `earlier versions instead of replacing them; add one first: CREATE UNIQUE INDEX ON ${this.#typedName(dataset)} (${sqlName(key)})`);
+        `earlier versions instead of replacing them; add one first: CREATE UNIQUE INDEX ON ${this.tableName(dataset)} (${sqlName(key)})`);
     }
     if (!stored.some((c) => c.name === MISMATCH_COLUMN)) {
       await this.#lockDdl();
@@ -422,11 +423,6 @@ export class PgTransaction {
     const digest = createHash('sha256').update(`lender-streams ddl ${this.#store.schema}`).digest();
     await this.#run('SELECT pg_advisory_xact_lock($1::bigint)', [digest.readBigInt64BE(0).toString()], 'waiting for the schema lock');
     this.#ddlLocked = true;
-  }
-
-  /** The dataset's table as a statement to type names it. */
-  #typedName(dataset: SinkDataset): string {
-    return `${sqlName(this.#store.schema)}.${sqlName(datasetTable(dataset))}`;
   }
 
   /** The table's columns as they are in the database (without `_mismatched`). */
