@@ -1,9 +1,10 @@
 // The account writer: RecordWriter on Endpoint 3 with the Account schema.
 import type { ServiceApi } from '../core/api.ts';
+import { checkOptionNames } from '../core/option-names.ts';
 import { parseBoolean } from '../core/options.ts';
 import { accountKind } from './record-kinds.ts';
 import type { Account } from './schema.ts';
-import { RecordWriter, type RecordWriterOptions } from './writer.ts';
+import { RECORD_WRITER_OPTION_NAMES, RecordWriter, type RecordWriterOptions } from './writer.ts';
 
 /** Options of {@link createAccountWriter}: the writer options, and `strict` validation. */
 export interface AccountWriterOptions extends RecordWriterOptions {
@@ -17,6 +18,7 @@ export interface AccountWriterOptions extends RecordWriterOptions {
  */
 export class AccountWriter extends RecordWriter<Account> {
   constructor(api: ServiceApi, opts: AccountWriterOptions = {}) {
+    checkOptionNames(opts, { ...RECORD_WRITER_OPTION_NAMES, strict: true }, 'the account writer');
     super(api, accountKind({ strict: parseBoolean(opts.strict, 'strict', false) }), opts);
   }
 }

@@ -2,14 +2,16 @@
 // for a list in hand. Both are the record writer on the status-update schema, so they share its
 // guarantees: nothing invalid is sent, a 400 is split, every record is accounted for.
 import type { ServiceApi } from '../core/api.ts';
+import { checkOptionNames } from '../core/option-names.ts';
 import { statusUpdateKind } from './record-kinds.ts';
 import type { StatusUpdate, StatusUpdateInput } from './schema.ts';
 import { numbered, writeAll, type WriteAllResult } from './write-all.ts';
-import { RecordWriter, type RecordWriterOptions } from './writer.ts';
+import { RECORD_WRITER_OPTION_NAMES, RecordWriter, type RecordWriterOptions } from './writer.ts';
 
 /** An object-mode Writable that sets disputed / do-not-contact flags with the account writer's guarantees; made by {@link createFlagWriter}. */
 export class FlagWriter extends RecordWriter<StatusUpdate> {
   constructor(api: ServiceApi, opts: RecordWriterOptions = {}) {
+    checkOptionNames(opts, RECORD_WRITER_OPTION_NAMES, 'the flag writer');
     super(api, statusUpdateKind(), opts);
   }
 }

@@ -17,6 +17,7 @@
 import { Writable } from 'node:stream';
 import type { AccountsRequestOptions, RefreshEvent, RetryEvent, RetryPolicy, ServiceApi } from '../core/api.ts';
 import { AbortError, ConfigError, firstLineOf, LenderError, ValidationError } from '../core/errors.ts';
+import type { OptionNames } from '../core/option-names.ts';
 import { parseInteger } from '../core/options.ts';
 import { describeAnomaly, type AnomalyEvent } from './anomaly.ts';
 import { BatchPlanner, type Batch, type PlannedEntry } from './batch-planner.ts';
@@ -87,6 +88,12 @@ export interface BufferState {
   inFlight: number;
   parked: number;
 }
+
+/** The options every writer takes, for the check of the names given (option-names.ts). */
+export const RECORD_WRITER_OPTION_NAMES: OptionNames<RecordWriterOptions> = {
+  batchSize: true, maxBatchBytes: true, flushInterval: true, concurrency: true, maxBuffered: true, highWaterMark: true,
+  rejects: true, deliveryTimeoutMs: true, retry: true, signal: true,
+};
 
 /** Options of the account and flag writers: batch size and bytes, concurrency, buffering, retries, delivery deadline and rejects file. */
 export interface RecordWriterOptions {

@@ -6,7 +6,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError } from '../core/errors.ts';
 import { parseDuration, parseInteger } from '../core/options.ts';
 import { UsageError } from './command.ts';
-import { closestName, editDistance } from './closest-name.ts';
+import { closestName, editDistance } from '../core/closest-name.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Parsed<O extends Options, P extends boolean> =

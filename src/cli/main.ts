@@ -66,7 +66,7 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
   const entry = ownField(COMMANDS, name);
   if (entry === undefined) {
     // Loaded on this path only: every start pays for what main.ts imports.
-    const { closestName } = await import('./closest-name.ts');
+    const { closestName } = await import('../core/closest-name.ts');
     // Before a command, the only options are --help and --version; a command's own come after
     // its name (`lender --sandbox push` meant `lender push --sandbox`).
     const option = name.startsWith('-');

@@ -5,6 +5,7 @@ import { resolveDataset } from '../core/resolve-dataset.ts';
 import { ConfigError } from '../core/errors.ts';
 import type { DatasetRef } from '../core/types.ts';
 import { parseBoolean, parseDuration, parseInteger, type DurationValue } from '../core/options.ts';
+import { checkOptionNames, type OptionNames } from '../core/option-names.ts';
 import { identityFor, type RowIdentity } from './highwater.ts';
 import { lookbackMillis } from './load-plan.ts';
 import type { DatasetState, StateStore } from './state.ts';
@@ -123,7 +124,14 @@ export interface ExportSettings {
 /** What windows read ahead of the consumer together, beyond `prefetch` pages each. */
 export const DEFAULT_READ_AHEAD_BYTES = 2 * 1024 * 1024;
 
+const EXPORT_OPTION_NAMES: OptionNames<ExportOptions> = {
+  since: true, until: true, limit: true, sort: true, window: true, origin: true, includeTotal: true, prefetch: true,
+  concurrency: true, ordered: true, readAheadBytes: true, state: true, resume: true, stateKey: true, lookback: true,
+  rowIdentity: true, minSplitSpan: true, signal: true, now: true,
+};
+
 export function exportSettings(opts: ExportOptions, dataset: ResolvedDataset): ExportSettings {
+  checkOptionNames(opts, EXPORT_OPTION_NAMES, 'an export');
   const concurrency = parseInteger(opts.concurrency ?? 1, 'concurrency', { min: 1 });
   const since = opts.since === undefined ? undefined : normalizeInstant(opts.since, 'since');
   const until = opts.until === undefined ? undefined : normalizeInstant(opts.until, 'until');

@@ -1,6 +1,7 @@
 // Defaults and range checks of SandboxOptions. Every bad value is refused here, at start, with a
 // sentence naming the option, so neither the CLI nor the server has to second-guess them later.
 import { type DatasetCode, isDatasetCode } from '../core/catalog.ts';
+import { unknownOption, type OptionNames } from '../core/option-names.ts';
 import type { ResolvedSandboxOptions, SandboxOptions } from './contracts.ts';
 import { FaultSpecError, validateFaultRates } from './faults-spec.ts';
 import { DEFAULT_SEED } from '../prng.ts';
@@ -74,7 +75,15 @@ export function validateTokenTtl(value: unknown): number {
 export const MAX_SEED = 2 ** 31 - 1;
 export const MAX_SCALE = 10_000_000;
 
+const SANDBOX_OPTION_NAMES: OptionNames<SandboxOptions> = {
+  port: true, host: true, seed: true, scale: true, latencyMs: true, faults: true, tokenTtlSeconds: true, totalCap: true,
+  viaBudget: true, churnRate: true, available: true, gatewayTimeoutMs: true, replicaLagMs: true, strict: true,
+  maxBodyBytes: true, maxBufferedBytes: true, maxConnections: true,
+};
+
 export function resolveOptions(options: SandboxOptions = {}): ResolvedSandboxOptions {
+  const unknown = unknownOption(options, SANDBOX_OPTION_NAMES, 'the sandbox');
+  if (unknown !== undefined) throw new SandboxOptionsError(unknown);
   const o = { ...DEFAULT_OPTIONS, ...stripUndefined(options) };
   const host = o.host;
   if (typeof host !== 'string' || host.trim() === '') {

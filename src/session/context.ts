@@ -7,7 +7,9 @@ import { inspect } from 'node:util';
 import type { LenderClient } from '../client/client.ts';
 import type { Connection } from '../connect.ts';
 import type { DatasetRef, ExportRow } from '../core/types.ts';
+import { checkOptionNames } from '../core/option-names.ts';
 import type { AccountWriterOptions } from '../accounts/account-writer.ts';
+import type { RecordWriterOptions } from '../accounts/writer.ts';
 import { exportPages, exportRows, type ExportOptions, type ExportPage } from '../exports/export-stream.ts';
 import { fileState, type StateStore } from '../exports/state.ts';
 import { openSink } from '../sinks/open-sink.ts';
@@ -195,8 +197,8 @@ export class LenderSession {
     pushRecords(this.#client, records, { ...opts, signal: this.#signal(opts.signal) });
 
   /** Sets disputed / do-not-contact flags (`status`: 5|6 or 'disputed'|'doNotContact'). */
-  flag = async (records: RecordSource, opts: { signal?: AbortSignal } = {}): Promise<WriteResult> =>
-    flagRecords(this.#client, records, { signal: this.#signal(opts.signal) });
+  flag = async (records: RecordSource, opts: RecordWriterOptions = {}): Promise<WriteResult> =>
+    flagRecords(this.#client, records, { ...opts, signal: this.#signal(opts.signal) });
 
   /** Initial-then-incremental load into `to` or `out` (default: every available dataset). */
   sync = async (datasets: readonly DatasetRef[] | DatasetRef | undefined, opts: SessionSyncOptions = {}): Promise<SyncResult> => {
@@ -229,6 +231,7 @@ export class LenderSession {
    * count. Prints as a table; shown as an HTML table in a notebook.
    */
   describe = async (dataset: DatasetRef, opts: DescribeOptions = {}): Promise<Description> => {
+    checkOptionNames(opts, { sample: true, signal: true }, 'describe()');
     const description = await describeDataset(this.#client, dataset, { ...opts, signal: this.#signal(opts.signal) });
     notebookDisplay()?.html(description.html());
     return description;
@@ -239,6 +242,7 @@ export class LenderSession {
    * The rows print as a table, and are shown as an HTML table in a notebook.
    */
   sql = async (query: string, opts: SqlOptions = {}): Promise<QueryResult> => {
+    checkOptionNames(opts, { database: true, signal: true }, 'sql()');
     const result = await runSql(query, { ...opts, signal: this.#signal(opts.signal) });
     notebookDisplay()?.html(result.html());
     return result;
@@ -249,6 +253,7 @@ export class LenderSession {
    * it is shown as an HTML table, and nothing is returned.
    */
   table = (rows: Iterable<object>, fields?: readonly string[], opts?: TableOptions): TextTable | undefined => {
+    checkOptionNames(opts, { maxWidth: true, maxRows: true }, 'table()');
     const list = [...rows];
     const display = notebookDisplay();
     if (display === undefined) return new TextTable(list, fields, opts);
@@ -262,6 +267,7 @@ export class LenderSession {
    * in a notebook, an SVG is rendered and shown (await it), or, if it cannot be drawn, its error.
    */
   chart = (data: ChartData, opts?: ChartOptions | number): TextTable | Promise<void> => {
+    if (typeof opts !== 'number') checkOptionNames(opts, { mark: true, x: true, y: true, color: true, title: true, textWidth: true }, 'chart()');
     const model = chartModel(data, typeof opts === 'number' ? { textWidth: opts } : opts);
     const display = notebookDisplay();
     if (display === undefined) return textChart(model);

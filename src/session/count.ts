@@ -7,6 +7,7 @@ import { datasetInfo } from '../core/catalog.ts';
 import { resolveDataset } from '../core/resolve-dataset.ts';
 import { DEFAULT_ORIGIN, normalizeInstant, planWindows, resolveWindowing, type Window, type WindowOption } from '../exports/windows.ts';
 import { parseInteger } from '../core/options.ts';
+import { checkOptionNames } from '../core/option-names.ts';
 import { Count } from './results.ts';
 
 /** Options of `session.count()`: time bounds, the window per count request, and how many are asked at once. */
@@ -25,6 +26,7 @@ export function codeOf(ref: DatasetRef): string {
 }
 
 export async function countRows(api: ServiceApi, ref: DatasetRef, opts: CountOptions = {}): Promise<Count> {
+  checkOptionNames(opts, { since: true, until: true, window: true, concurrency: true, signal: true }, 'count()');
   const code = codeOf(ref);
   const pathKind = datasetInfo(code)?.pathKind ?? 'direct';
   const windowing = resolveWindowing(opts.window ?? 'auto', pathKind);

@@ -7,7 +7,7 @@ import { open } from 'node:fs/promises';
 import { aboutFile } from '../core/file-errors.ts';
 import type { ServiceApi } from '../core/api.ts';
 import type { AccountWriterOptions } from '../accounts/account-writer.ts';
-import type { RecordWriter, RejectEvent } from '../accounts/writer.ts';
+import type { RecordWriter, RecordWriterOptions, RejectEvent } from '../accounts/writer.ts';
 import { WriteResult, type Reject } from './results.ts';
 
 /** Records in hand, or the path of an NDJSON file or a JSON array / {"accounts": [...]} file. */
@@ -75,7 +75,7 @@ export async function pushRecords(api: ServiceApi, source: RecordSource, opts: A
   return run(() => createAccountWriter(api, { flushInterval: 50, ...opts }), source);
 }
 
-export async function flagRecords(api: ServiceApi, source: RecordSource, opts: { signal?: AbortSignal } = {}): Promise<WriteResult> {
+export async function flagRecords(api: ServiceApi, source: RecordSource, opts: RecordWriterOptions = {}): Promise<WriteResult> {
   const { createFlagWriter } = await import('../accounts/flags.ts');
   return run(() => createFlagWriter(api, { flushInterval: 50, ...opts }), source);
 }

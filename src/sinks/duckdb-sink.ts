@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { abortErrorFrom } from '../core/abort.ts';
 import { ConfigError, firstLineOf } from '../core/errors.ts';
+import { checkOptionNames } from '../core/option-names.ts';
 import { withField } from '../core/own-fields.ts';
 import type { ExportRow } from '../core/types.ts';
 import type { DatasetState } from '../exports/state.ts';
@@ -87,6 +88,7 @@ export interface DuckDbSink extends Sink {
  * ```
  */
 export function duckdbSink(opts: DuckDbSinkOptions): DuckDbSink {
+  checkOptionNames(opts, { path: true, onNotice: true, reopenAfterRows: true, collectGarbage: true }, 'duckdbSink()');
   return new DuckDbStore(opts);
 }
 

@@ -10,6 +10,7 @@ import { open, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { aboutFile } from '../core/file-errors.ts';
 import { makeFolder } from '../core/make-folder.ts';
+import { checkOptionNames } from '../core/option-names.ts';
 import { readTextIfThere, unlinkIfThere } from '../core/optional-files.ts';
 import { openPrivate } from '../core/private-files.ts';
 import { ndjsonBytes } from '../exports/ndjson.ts';
@@ -36,6 +37,7 @@ export function ndjsonFile(dir: string, code: string): string {
 /** One NDJSON file per dataset. Files are append-only: an incremental load appends the new
  * versions of changed rows, so the last line of a public_id is its latest version. */
 export function ndjsonSink(opts: NdjsonSinkOptions): Sink {
+  checkOptionNames(opts, { dir: true, state: true }, 'ndjsonSink()');
   return new NdjsonSink(opts.dir, opts.state ?? fileState(join(opts.dir, DEFAULT_STATE_FILE)));
 }
 

@@ -13,6 +13,7 @@ import { DEFAULT_LEASE_MS, parseLease, PgLeaseBoard } from './postgres/lease-boa
 import { shownName } from './postgres/sql.ts';
 import type { LeaseBoard } from './shared-load.ts';
 import type { DurationValue } from '../core/options.ts';
+import { checkOptionNames } from '../core/option-names.ts';
 
 export interface PostgresSinkOptions {
   /** postgres://user@host:port/db; default DATABASE_URL, else the PG* variables. Never holds a password. */
@@ -38,6 +39,7 @@ export interface PostgresSinkOptions {
  * ```
  */
 export function postgresSink(opts: PostgresSinkOptions = {}): Sink {
+  checkOptionNames(opts, { connectionString: true, schema: true, env: true, onNotice: true, lease: true }, 'postgresSink()');
   return new PostgresSink(opts);
 }
 

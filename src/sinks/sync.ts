@@ -3,6 +3,7 @@
 // them, so a crash at any instant resumes with nothing lost and nothing written twice.
 import type { ServiceApi } from '../core/api.ts';
 import { ConfigError, LenderError } from '../core/errors.ts';
+import { checkOptionNames, type OptionNames } from '../core/option-names.ts';
 import type { DatasetRef } from '../core/types.ts';
 import { SyncError } from '../exports/errors.ts';
 import { describeDataset, exportPages, type ExportOptions, type ExportStream, type ResolvedDataset } from '../exports/export-stream.ts';
@@ -47,6 +48,12 @@ export interface SyncOptions extends Omit<ExportOptions, 'state' | 'resume' | 's
    * stopped midway (its abort signal) has stored, where a stream counts what it read. */
   onCommit?: (dataset: string, rows: number) => void;
 }
+
+const SYNC_OPTION_NAMES: OptionNames<SyncOptions> = {
+  limit: true, window: true, origin: true, includeTotal: true, prefetch: true, concurrency: true, ordered: true,
+  readAheadBytes: true, lookback: true, rowIdentity: true, minSplitSpan: true, signal: true, now: true,
+  to: true, out: true, state: true, onStream: true, onCommit: true,
+};
 
 /** What sync() reports for one dataset: where its rows are, the kind of load, and the stream's counts. */
 export interface DatasetSyncSummary {
@@ -103,6 +110,7 @@ export async function sync(
   datasets: readonly DatasetRef[] | undefined,
   opts: SyncOptions,
 ): Promise<Record<string, DatasetSyncSummary>> {
+  checkOptionNames(opts, SYNC_OPTION_NAMES, 'sync()');
   if (opts.to === undefined && opts.out === undefined) throw new ConfigError('sync() needs `to` (a sink) or `out` (a folder of NDJSON files)');
   if (opts.to !== undefined && opts.out !== undefined) throw new ConfigError('sync() takes `to` (a sink) or `out` (a folder), not both');
   if (opts.to !== undefined && opts.state !== undefined) throw new ConfigError('sync(): `state` goes with `out`; a sink keeps its own state');

@@ -120,6 +120,26 @@ describe('openSession({ sandbox: true })', () => {
     assert.deepEqual(held(), []);
   });
 
+  it('an option a helper does not take is refused naming it, nothing read or sent; flag() takes the writer options push() does', async () => {
+    const refused = (message: string) => (error: unknown): boolean => error instanceof ConfigError && error.message === message;
+    const requests = session.client.stats.requests;
+    await assert.rejects(session.rows('D07', { limt: 5 } as never), refused("an export has no option 'limt'; did you mean 'limit'?"));
+    await assert.rejects(session.count('D07', { sinse: '2026-01-01' } as never), refused("count() has no option 'sinse'; did you mean 'since'?"));
+    await assert.rejects(session.describe('D07', { sampel: 5 } as never), refused("describe() has no option 'sampel'; did you mean 'sample'?"));
+    await assert.rejects(session.sql('SELECT 1', { databse: 'x.duckdb' } as never), refused("sql() has no option 'databse'; did you mean 'database'?"));
+    await assert.rejects(session.sync(['D26'], { out: join(dir, 'typo'), limt: 5 } as never), refused("sync() has no option 'limt'; did you mean 'limit'?"));
+    await assert.rejects(session.push([], { rejcts: 'r.ndjson' } as never), refused("the account writer has no option 'rejcts'; did you mean 'rejects'?"));
+    assert.throws(() => session.table([{ a: 1 }], undefined, { maxrows: 1 } as never), refused("table() has no option 'maxrows'; did you mean 'maxRows'?"));
+    assert.throws(() => session.chart({ a: 1 }, { titel: 'x' } as never), refused("chart() has no option 'titel'; did you mean 'title'?"));
+    assert.equal(session.client.stats.requests, requests);
+    // flag() took only a signal, the rest ignored: its rejects file now comes as push()'s does.
+    const rejects = join(dir, 'flag-rejects.ndjson');
+    const flagged = await session.flag([{ status: 'disputed', accountId: 'T-A-1' }], { rejects });
+    assert.equal(flagged.rejected, 1);
+    const lines = readFileSync(rejects, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as { reason: string });
+    assert.deepEqual(lines.map((l) => l.reason), ['invalid']);
+  });
+
   it('sync() writes NDJSON and a state file, then loads incrementally', async () => {
     const out = join(dir, 'sync');
     const first = await session.sync(['D07'], { out, state: join(dir, 'state.json') });

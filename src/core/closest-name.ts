@@ -1,4 +1,4 @@
-// "Did you mean --since?": the known flag (or command) closest to a mistyped one, if any is close
+// "Did you mean --since?": the known flag, command or option closest to a mistyped one, if any is close
 // enough to be a likely typo rather than a different word.
 
 /** Edit distance counting a swap of two neighbouring letters as one edit (optimal string alignment). */
@@ -20,7 +20,7 @@ export function editDistance(a: string, b: string): number {
 /**
  * The known name `typed` most likely meant: the nearest within 1 edit for short names, 2 for longer
  * ones (`--sinse` → `--since`, `exprot` → `export`), else the only name that starts with it
- * (`--conc` → `--concurrency`). Leading dashes are not compared.
+ * (`--conc` → `--concurrency`). Leading dashes and case are not compared.
  */
 export function closestName(typed: string, known: readonly string[]): string | undefined {
   const name = typed.replace(/^-+/, '').toLowerCase();
@@ -28,10 +28,10 @@ export function closestName(typed: string, known: readonly string[]): string | u
   const allowed = name.length <= 4 ? 1 : 2;
   let best: { flag: string; distance: number } | undefined;
   for (const flag of known) {
-    const distance = editDistance(name, flag.replace(/^-+/, ''));
+    const distance = editDistance(name, flag.replace(/^-+/, '').toLowerCase());
     if (distance <= allowed && (best === undefined || distance < best.distance)) best = { flag, distance };
   }
   if (best !== undefined) return best.flag;
-  const prefixed = name.length >= 3 ? known.filter((flag) => flag.replace(/^-+/, '').startsWith(name)) : [];
+  const prefixed = name.length >= 3 ? known.filter((flag) => flag.replace(/^-+/, '').toLowerCase().startsWith(name)) : [];
   return prefixed.length === 1 ? prefixed[0] : undefined;
 }
