@@ -2,7 +2,7 @@
 // one rather than with Node's recursive mkdir, which says ENOENT where a folder could not be made
 // for another reason (a read-only file system: EROFS) and loops forever where mkdir itself says
 // ENOENT (under /proc). makeFolderSync takes the same steps for a caller that cannot wait.
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, statSync, type Stats } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { codeOf, FileError } from './file-errors.ts';
@@ -56,22 +56,26 @@ export function makeFolderSync(path: string, mode = PRIVATE_FOLDER_MODE): void {
   }
 }
 
-/** mkdir's EEXIST where a file is: "file already exists" reads as if the folder were there. */
+/** mkdir's EEXIST where something else is: "file already exists" reads as if the folder were there. */
 async function plainer(error: unknown, folder: string): Promise<unknown> {
-  return codeOf(error) === 'EEXIST' && (await stat(folder).then((s) => s.isFile(), () => false)) ? fileInTheWay(error) : error;
+  if (codeOf(error) !== 'EEXIST') return error;
+  return inTheWay(error, await stat(folder).catch(() => undefined));
 }
 
 function plainerSync(error: unknown, folder: string): unknown {
   if (codeOf(error) !== 'EEXIST') return error;
   try {
-    return statSync(folder).isFile() ? fileInTheWay(error) : error;
+    return inTheWay(error, statSync(folder));
   } catch {
     return error;
   }
 }
 
-function fileInTheWay(error: unknown): Error {
-  return Object.assign(new Error('EEXIST: a file of that name is there', { cause: error }), { code: 'EEXIST' });
+/** A dangling link (no stat) keeps Node's words. */
+function inTheWay(error: unknown, found: Stats | undefined): unknown {
+  if (found === undefined || found.isDirectory()) return error;
+  const what = found.isFile() ? 'a file of that name is there' : 'something of that name that is not a folder is there';
+  return Object.assign(new Error(`EEXIST: ${what}`, { cause: error }), { code: 'EEXIST' });
 }
 
 /** Whether something is there; any failure but ENOENT (EACCES, ENOTDIR) counts as there, and the

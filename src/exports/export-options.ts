@@ -124,7 +124,7 @@ export interface ExportSettings {
 /** What windows read ahead of the consumer together, beyond `prefetch` pages each. */
 export const DEFAULT_READ_AHEAD_BYTES = 2 * 1024 * 1024;
 
-const EXPORT_OPTION_NAMES: OptionNames<ExportOptions> = {
+export const EXPORT_OPTION_NAMES: OptionNames<ExportOptions> = {
   since: true, until: true, limit: true, sort: true, window: true, origin: true, includeTotal: true, prefetch: true,
   concurrency: true, ordered: true, readAheadBytes: true, state: true, resume: true, stateKey: true, lookback: true,
   rowIdentity: true, minSplitSpan: true, signal: true, now: true,

@@ -6,6 +6,7 @@
 import { Readable } from 'node:stream';
 import { inspect } from 'node:util';
 import type { RefreshEvent, RetryEvent, ServiceApi } from '../core/api.ts';
+import { raceAbort } from '../core/abort.ts';
 import { AbortError } from '../core/errors.ts';
 import type { DatasetRef } from '../core/types.ts';
 import { LoadCheckpointer, type Checkpointer } from './checkpointer.ts';
@@ -181,12 +182,14 @@ export class ExportStream extends Readable {
    *
    * However the loop ends (the last row, a break, an error), the saves asked for are written
    * first, so that a load started right after it, or the process's exit, finds them. A save that
-   * failed then fails the loop, a break included, rather than go unnoticed.
+   * failed then fails the loop, a break included, rather than go unnoticed. The signal's stop
+   * waits for none: a store that hangs must not hold a stop back.
    */
   override [Symbol.asyncIterator](): AsyncIterableIterator<any> {
     const items = super[Symbol.asyncIterator]();
+    const stop = this.#settings.signal;
     const saved = async <R>(result: R): Promise<R> => {
-      await this.#saves?.settled();
+      if (this.#saves !== undefined) await raceAbort(this.#saves.settled(), stop);
       return result;
     };
     const next = (): Promise<IteratorResult<any>> => {
@@ -195,7 +198,7 @@ export class ExportStream extends Readable {
         (result): IteratorResult<any> | Promise<IteratorResult<any>> => (result.done === true ? saved(result) : result),
         async (error: unknown) => {
           // The loop's own error wins over a save's, which it may well be (a save failing destroys the stream).
-          await this.#saves?.settled().catch(() => undefined);
+          if (stop?.aborted !== true) await saved(undefined).catch(() => undefined);
           throw error;
         },
       );

@@ -58,15 +58,17 @@ export class SaveQueue {
    * Rows of the last page are still in this stream's buffer (a for-await loop takes them one
    * by one): the load is complete only once the consumer has had them all, which 'end'
    * tells. A consumer that stops first leaves the last page's checkpoint, so the next run
-   * resumes there instead of starting after rows it never took. The save is called at once
-   * (not after the pending ones) so that a load started right after the loop finds it in
-   * the store; a failed save only means that resume, as the stream can no longer report it.
+   * resumes there instead of starting after rows it never took. The save follows those
+   * running, so that none of them lands after it; a for-await loop waits for it (settled),
+   * and learns of its failure there, as no 'error' can follow 'end'.
    */
   completeAtEnd(state: DatasetState, stream: Readable): void {
     this.#pending = [];
     this.#next = undefined;
     stream.once('end', () => {
-      this.#atEnd = new Promise<void>((resolve) => resolve(this.#store.save(this.#key, state))).catch(() => undefined);
+      this.#atEnd = this.#saving.then(() => this.#store.save(this.#key, state));
+      // A pipe does not wait for it: a failure then only means the next run resumes at the last page.
+      this.#atEnd.catch(() => undefined);
     });
   }
 

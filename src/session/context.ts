@@ -7,9 +7,10 @@ import { inspect } from 'node:util';
 import type { LenderClient } from '../client/client.ts';
 import type { Connection } from '../connect.ts';
 import type { DatasetRef, ExportRow } from '../core/types.ts';
-import { checkOptionNames } from '../core/option-names.ts';
+import { checkOptionNames, type OptionNames } from '../core/option-names.ts';
 import type { AccountWriterOptions } from '../accounts/account-writer.ts';
 import type { RecordWriterOptions } from '../accounts/writer.ts';
+import { EXPORT_OPTION_NAMES } from '../exports/export-options.ts';
 import { exportPages, exportRows, type ExportOptions, type ExportPage } from '../exports/export-stream.ts';
 import { fileState, type StateStore } from '../exports/state.ts';
 import { openSink } from '../sinks/open-sink.ts';
@@ -65,6 +66,10 @@ export interface RowsOptions extends Omit<ExportOptions, 'limit' | 'state' | 're
   limit?: number;
 }
 
+// The export options these helpers pass on: those of a load's state are not among them.
+const { state: _state, resume: _resume, stateKey: _stateKey, ...READ_OPTION_NAMES } = EXPORT_OPTION_NAMES;
+const ROWS_OPTION_NAMES: OptionNames<RowsOptions> = READ_OPTION_NAMES;
+
 /** Options of `session.pages()`: the export options, how many pages to return and whether to keep empty ones. */
 export interface PagesOptions extends Omit<ExportOptions, 'state' | 'resume' | 'stateKey'> {
   /** Pages to return. Default 1. */
@@ -72,6 +77,8 @@ export interface PagesOptions extends Omit<ExportOptions, 'state' | 'resume' | '
   /** Also return empty pages (windows without rows). Default false. */
   includeEmpty?: boolean;
 }
+
+const PAGES_OPTION_NAMES: OptionNames<PagesOptions> = { ...READ_OPTION_NAMES, pages: true, includeEmpty: true };
 
 /** Options of `session.sync()`: those of `sync`, with the sink and the state store also given as text. */
 export interface SessionSyncOptions extends Omit<SyncOptions, 'state' | 'to'> {
@@ -154,6 +161,7 @@ export class LenderSession {
 
   /** The first `limit` rows (default 10) of a dataset, as an array that prints as a table. */
   rows = async (dataset: DatasetRef, opts: RowsOptions = {}): Promise<RowList> => {
+    checkOptionNames(opts, ROWS_OPTION_NAMES, 'rows()');
     const want = opts.limit ?? DEFAULT_ROWS;
     const { limit: _limit, ...rest } = opts;
     const out: ExportRow[] = [];
@@ -168,6 +176,7 @@ export class LenderSession {
 
   /** The first `pages` pages (default 1), each printed as a one-line summary. */
   pages = async (dataset: DatasetRef, opts: PagesOptions = {}): Promise<PageSummary[]> => {
+    checkOptionNames(opts, PAGES_OPTION_NAMES, 'pages()');
     const want = opts.pages ?? 1;
     const { pages: _pages, includeEmpty: _empty, ...rest } = opts;
     const out: PageSummary[] = [];

@@ -5,7 +5,7 @@
 // user namespaces are enabled, as on Debian).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { FileError } from '../../src/core/file-errors.ts';
@@ -102,6 +102,9 @@ test('makeFolder and makeFolderSync: a dangling link, a file, a path through a f
   const file = join(base, 'a-file');
   await assert.rejects(makeFolder(file), { message: `cannot create the folder ${file}: a file of that name is there (EEXIST)` });
   assert.throws(() => makeFolderSync(file), { message: `cannot create the folder ${file}: a file of that name is there (EEXIST)` });
+  const fifo = join(base, 'a-fifo');
+  execFileSync('mkfifo', [fifo]);
+  await assert.rejects(makeFolder(fifo), { message: `cannot create the folder ${fifo}: something of that name that is not a folder is there (EEXIST)` });
   await makeFolder(join(base, 'new', 'deeper'));
   makeFolderSync(join(base, 'new-sync', 'deeper'));
   for (const made of ['new', 'new/deeper', 'new-sync', 'new-sync/deeper']) assert.equal(statSync(join(base, made)).mode & 0o777, 0o700, made);

@@ -362,23 +362,56 @@ describe('a load right after a loop ends finds the saves the loop asked for', ()
 
   test('a save that fails after the row the loop breaks at fails the loop: the break does not hide it', async () => {
     let saves = 0;
+    let failSave: ((error: Error) => void) | undefined;
     const failing: StateStore = {
       load: () => Promise.resolve(undefined),
-      // Fails a moment later: the loop has taken its row and broken by then.
+      // Fails when the loop says so: after it has taken its row, as it breaks.
       save: () => new Promise((_resolve, reject) => {
         saves += 1;
-        setTimeout(() => reject(new Error('the disk is full')), 20);
+        failSave = reject;
       }),
     };
     let taken = 0;
     await assert.rejects((async () => {
       for await (const _row of exportRows(f.client, 'D07', { state: failing, limit: 50 })) {
         taken += 1;
-        if (taken === 51) break; // asking for the 51st row finished the first page: its save starts
+        if (taken === 51) {
+          // Asking for the 51st row finished the first page: its save has begun.
+          await new Promise((resolve) => setImmediate(resolve));
+          failSave!(new Error('the disk is full'));
+          break;
+        }
       }
     })(), /the disk is full/);
     assert.equal(taken, 51);
     assert.equal(saves, 1);
+  });
+
+  test('the completed state failing to save fails the loop after its last row', async () => {
+    const all = await drain<ExportRow>(exportRows(f.client, 'D07', { limit: 50 }));
+    let taken = 0;
+    const failing: StateStore = {
+      load: () => Promise.resolve(undefined),
+      // Only the state of the completed load fails (no load in progress left in it).
+      save: (_key, state) => (state.load === null ? Promise.reject(new Error('the disk is full')) : Promise.resolve()),
+    };
+    await assert.rejects((async () => {
+      for await (const _row of exportRows(f.client, 'D07', { state: failing, limit: 50 })) taken += 1;
+    })(), /the disk is full/);
+    assert.equal(taken, all.length, 'every row was read first');
+  });
+
+  test('a stop by the signal does not wait for a save that never ends', async () => {
+    const controller = new AbortController();
+    const hanging: StateStore = { load: () => Promise.resolve(undefined), save: () => new Promise(() => undefined) };
+    let taken = 0;
+    await assert.rejects((async () => {
+      for await (const _row of exportRows(f.client, 'D07', { state: hanging, limit: 50, signal: controller.signal })) {
+        taken += 1;
+        if (taken === 60) controller.abort(); // the first page's save hangs by then
+      }
+    })(), (error: unknown) => (error as Error).name === 'AbortError');
+    assert.equal(taken, 60);
   });
 
   test('the next load right after a for-await loop ends is incremental and delivers nothing new', async () => {

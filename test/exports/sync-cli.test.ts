@@ -241,7 +241,7 @@ test('Ctrl-C while logging in: the summary still comes, nothing read, "stopped":
     const summary = JSON.parse(io.out()) as Record<string, unknown>;
     assert.deepEqual(Object.keys(summary), ['to', 'state', 'datasets', 'stopped']);
     assert.deepEqual([summary.datasets, summary.stopped], [{}, true]);
-    assert.match(io.err(), /^lender sync: stopped; progress is saved in .*\.lender-state\.json, run the same command again to resume\.$/m);
+    assert.match(io.err(), /^lender sync: stopped before any dataset was read; run the same command again\.$/m);
   } finally {
     await held.close();
     await rm(out, { recursive: true, force: true });

@@ -123,7 +123,11 @@ describe('openSession({ sandbox: true })', () => {
   it('an option a helper does not take is refused naming it, nothing read or sent; flag() takes the writer options push() does', async () => {
     const refused = (message: string) => (error: unknown): boolean => error instanceof ConfigError && error.message === message;
     const requests = session.client.stats.requests;
-    await assert.rejects(session.rows('D07', { limt: 5 } as never), refused("an export has no option 'limt'; did you mean 'limit'?"));
+    await assert.rejects(session.rows('D07', { limt: 5 } as never), refused("rows() has no option 'limt'; did you mean 'limit'?"));
+    await assert.rejects(session.pages('D07', { page: 2 } as never), refused("pages() has no option 'page'; did you mean 'pages'?"));
+    await assert.rejects(session.pages('D07', { includeempty: true } as never), refused("pages() has no option 'includeempty'; did you mean 'includeEmpty'?"));
+    // A load's state is not for these helpers to keep.
+    await assert.rejects(session.rows('D07', { stateKey: 'x' } as never), (error: unknown) => error instanceof ConfigError && /^rows\(\) has no option 'stateKey'/.test(error.message));
     await assert.rejects(session.count('D07', { sinse: '2026-01-01' } as never), refused("count() has no option 'sinse'; did you mean 'since'?"));
     await assert.rejects(session.describe('D07', { sampel: 5 } as never), refused("describe() has no option 'sampel'; did you mean 'sample'?"));
     await assert.rejects(session.sql('SELECT 1', { databse: 'x.duckdb' } as never), refused("sql() has no option 'databse'; did you mean 'database'?"));

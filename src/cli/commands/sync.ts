@@ -140,7 +140,8 @@ const command: Command = {
       const summaries: DatasetSyncSummary[] = [];
       const stored = new Map<string, number>();
       const reportStop = (): number => {
-        io.stderr.write(`lender sync: stopped; progress is saved in ${state?.path ?? sink.target}, run the same command again to resume.\n`);
+        io.stderr.write(summaries.length === 0 ? 'lender sync: stopped before any dataset was read; run the same command again.\n'
+          : `lender sync: stopped; progress is saved in ${state?.path ?? sink.target}, run the same command again to resume.\n`);
         // Each dataset read before the stop, the one stopped midway too (a shared load reads a
         // dataset in parts): the stream's counts of what it read, and the rows stored.
         const done: Record<string, DatasetSyncSummary> = {};

@@ -149,7 +149,7 @@ export class PgStore {
     return store;
   }
 
-  /** The dataset's table, schema-qualified, as messages and `location` name it. */
+  /** The dataset's table, schema-qualified as it is typed in SQL: what messages and `location` name, and the key of `tables`. */
   tableName(dataset: Pick<SinkDataset, 'code'>): string {
     return shownName(this.schema, datasetTable(dataset));
   }
@@ -242,23 +242,27 @@ export class PgStore {
  * its authentication_timeout (a minute by default), holding the process open that long.
  */
 function closingOnFailedConnect(Client: typeof import('pg').Client): typeof import('pg').Client {
+  type Connected = InstanceType<typeof Client>;
   return class extends Client {
-    override connect(): Promise<InstanceType<typeof Client>>;
-    override connect(callback: (error: Error | null, client?: InstanceType<typeof Client>) => void): void;
-    override connect(callback?: (error: Error | null, client?: InstanceType<typeof Client>) => void): Promise<InstanceType<typeof Client>> | void {
-      const closing = (error: Error | null): void => {
-        if (error) this.connection.stream.destroy();
+    #tried = false;
+    override connect(): Promise<Connected>;
+    override connect(callback: (error: Error | null, client?: Connected) => void): void;
+    override connect(callback?: (error: Error | null, client?: Connected) => void): Promise<Connected> | void {
+      // A second call only fails ("already connected"): the socket is the first call's.
+      const first = !this.#tried;
+      this.#tried = true;
+      const closing = (error: unknown): void => {
+        if (first && error) this.connection.stream.destroy();
       };
       if (callback === undefined) {
-        return super.connect().catch((error: Error) => {
+        return super.connect().catch((error: unknown) => {
           closing(error);
           throw error;
         });
       }
-      super.connect((error: Error | null) => {
+      super.connect((error: Error | null, client?: Connected) => {
         closing(error);
-        if (error) callback(error);
-        else callback(null, this);
+        callback(error, client);
       });
     }
   };

@@ -115,7 +115,7 @@ export class PgTransaction {
     return this.#run<R>(sql, params, 'a statement');
   }
 
-  /** The dataset's table as messages name it, and as a statement to type names it. */
+  /** The dataset's table as it is typed in SQL: what messages name, and the key of the store's `tables`. */
   tableName(dataset: Pick<SinkDataset, 'code'>): string {
     return shownName(this.#store.schema, datasetTable(dataset));
   }
