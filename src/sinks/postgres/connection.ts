@@ -201,11 +201,11 @@ function withoutValues(message: string, code: string | undefined, where: unknown
  * with the password cut out of the message, the server's detail and the cause; a detail that may
  * hold a row's values is left out. `connected`: whether the connection had been made (a socket
  * error then means it was lost, not that the server cannot be reached); `passwordFrom`: where the
- * password sent came from (findPassword), named when the server refuses it.
+ * password sent came from (findPassword), named when the server refuses it. Errors of ours (a
+ * SinkError, findPassword's ConfigError) come back as they are.
  */
 export function sinkErrorOf(error: unknown, target: string, secrets: readonly (string | undefined)[], doing: string,
   connected = doing !== 'connecting', passwordFrom?: string): SinkError | ConfigError {
-  // Ours already (findPassword's ConfigError comes back through node-postgres): as it is.
   if (error instanceof SinkError || error instanceof ConfigError) return error;
   const e = error as { message?: unknown; code?: unknown; detail?: unknown; hint?: unknown; where?: unknown };
   const code = typeof e.code === 'string' ? e.code : undefined;

@@ -267,4 +267,3 @@ function closingOnFailedConnect(Client: typeof import('pg').Client): typeof impo
     }
   };
 }
-

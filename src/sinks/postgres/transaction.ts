@@ -76,7 +76,7 @@ export interface StoreContext {
   readonly tables: Map<string, KnownTable>;
   /** Tables this store created (committed): their columns stay no news for the store's life. */
   readonly created: Set<string>;
-  /** The error as a SinkError naming the store, with the password cut out. */
+  /** The error as a SinkError naming the store, with the password cut out (a ConfigError of ours as it is). */
   error(error: unknown, doing: string): SinkError | ConfigError;
   /** The staging tables a connection has, by name, with the columns they were made with. */
   stagesOf(client: PoolClient): Map<string, string>;
