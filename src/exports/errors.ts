@@ -51,8 +51,21 @@ export class SyncError<Summary = unknown> extends LenderError {
       : `${codes.length} of ${attempted} datasets failed to sync`;
     const next = all ? 'Run the sync again once the cause is fixed.'
       : `The others were loaded; run the sync again to retry the failed ${codes.length === 1 ? 'one' : 'ones'}.`;
-    super(`${what}: ${codes.map((code) => `${code} (${failures[code]!.message})`).join('; ')}. ${next}`);
+    const said = failuresByMessage(failures).map(([names, message]) => `${names.join(', ')} (${message})`);
+    super(`${what}: ${said.join('; ')}. ${next}`);
     this.summary = summary;
     this.failures = failures;
   }
+}
+
+/** The failures grouped by their message, in order: a cause common to every dataset (a schema the
+ * user may not write to) is said once, with the datasets it failed. */
+export function failuresByMessage(failures: Readonly<Record<string, Error>>): [names: string[], message: string][] {
+  const groups = new Map<string, string[]>();
+  for (const [name, error] of Object.entries(failures)) {
+    const names = groups.get(error.message);
+    if (names === undefined) groups.set(error.message, [name]);
+    else names.push(name);
+  }
+  return [...groups].map(([message, names]) => [names, message]);
 }

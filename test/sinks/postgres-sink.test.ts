@@ -1232,6 +1232,28 @@ describe('PostgreSQL sink on a real cluster', () => {
     }
   });
 
+  test('a cause every dataset fails of (a schema the user may not write to) is said once, with the datasets it failed', async () => {
+    const db = await createDatabase(pg);
+    const sink = postgresSink({ connectionString: db.url, env: db.env, schema: 'pg_toast' });
+    try {
+      await assert.rejects(sync(f.client, ['D07', 'D26', 'D03'], { to: sink, limit: 200 }), (error: unknown) => {
+        assert.ok(error instanceof SyncError, String(error));
+        assert.deepEqual(Object.keys(error.failures), ['D07', 'D26', 'D03']);
+        const cause = error.failures.D07!.message;
+        assert.match(cause, /permission denied/);
+        assert.equal(error.message, `All 3 datasets failed to sync: D07, D26, D03 (${cause}). Run the sync again once the cause is fixed.`);
+        return true;
+      });
+    } finally {
+      await sink.close();
+    }
+    const io = memoryIo({ ...db.env, LENDER_CREDENTIALS_FILE: join(tmpdir(), 'lender-none.json') });
+    assert.equal(await main(['sync', '--sandbox', '--to', db.url, '--schema', 'pg_toast', '--datasets', 'D07,D26'], io), 1, io.err());
+    const failed = io.err().split('\n').filter((line) => line.includes(' failed: '));
+    assert.equal(failed.length, 1, io.err());
+    assert.match(failed[0]!, /^lender sync: D07, D26 failed: PostgreSQL at .*permission denied/);
+  });
+
   test('a table or column another process committed while this one waited for the schema lock is learnt, not made again nor told as new', async () => {
     const db = await createDatabase(pg);
     const told = { a: [] as SinkNotice[], b: [] as SinkNotice[] };

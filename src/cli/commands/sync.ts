@@ -8,7 +8,7 @@ import { checked, parseCommandArgs, progressFlag } from '../args.ts';
 import { datasetCodes, MIN_SPLIT_HELP, READING_OPTIONS, readingFlags } from '../export-flags.ts';
 import { ProgressLine } from '../../progress.ts';
 import { fileState, type FileStateStore } from '../../exports/state.ts';
-import { SyncError } from '../../exports/errors.ts';
+import { failuresByMessage, SyncError } from '../../exports/errors.ts';
 import { DEFAULT_STATE_FILE } from '../../sinks/ndjson-sink.ts';
 import { openSink } from '../../sinks/open-sink.ts';
 import { DEFAULT_DUCKDB_FILE, parseSinkSpec, type SinkSpec } from '../../sinks/sink-spec.ts';
@@ -181,7 +181,7 @@ const command: Command = {
           return EXIT.ok;
         } catch (error) {
           if (error instanceof SyncError) {
-            for (const [code, failure] of Object.entries(error.failures)) io.stderr.write(`lender sync: ${code} failed: ${failure.message}\n`);
+            for (const [codes, message] of failuresByMessage(error.failures)) io.stderr.write(`lender sync: ${codes.join(', ')} failed: ${message}\n`);
             const failed = Object.fromEntries(Object.entries(error.failures).map(([code, failure]) => [code, failure.message]));
             io.stdout.write(JSON.stringify({ ...head, datasets: error.summary, failed }) + '\n');
             return EXIT.failure;
