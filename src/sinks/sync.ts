@@ -7,7 +7,7 @@ import { checkOptionNames, type OptionNames } from '../core/option-names.ts';
 import type { DatasetRef } from '../core/types.ts';
 import { SyncError } from '../exports/errors.ts';
 import { describeDataset, exportPages, type ExportOptions, type ExportStream, type ResolvedDataset } from '../exports/export-stream.ts';
-import { exportSettings } from '../exports/export-options.ts';
+import { EXPORT_OPTION_NAMES, exportSettings } from '../exports/export-options.ts';
 import type { StateStore } from '../exports/state.ts';
 import { ndjsonSink } from './ndjson-sink.ts';
 import { commitInGroups, rowsOf } from './group-commit.ts';
@@ -49,11 +49,9 @@ export interface SyncOptions extends Omit<ExportOptions, 'state' | 'resume' | 's
   onCommit?: (dataset: string, rows: number) => void;
 }
 
-const SYNC_OPTION_NAMES: OptionNames<SyncOptions> = {
-  limit: true, window: true, origin: true, includeTotal: true, prefetch: true, concurrency: true, ordered: true,
-  readAheadBytes: true, lookback: true, rowIdentity: true, minSplitSpan: true, signal: true, now: true,
-  to: true, out: true, state: true, onStream: true, onCommit: true,
-};
+// The export options, less those sync() sets per dataset (as SyncOptions says; `state` is its own), and its own.
+const { state: _state, resume: _resume, stateKey: _stateKey, since: _since, until: _until, sort: _sort, ...SHARED_OPTION_NAMES } = EXPORT_OPTION_NAMES;
+const SYNC_OPTION_NAMES: OptionNames<SyncOptions> = { ...SHARED_OPTION_NAMES, to: true, out: true, state: true, onStream: true, onCommit: true };
 
 /** What sync() reports for one dataset: where its rows are, the kind of load, and the stream's counts. */
 export interface DatasetSyncSummary {
